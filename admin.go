@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/runc-userns/runc-userns/internal/config"
+	"github.com/runc-userns/runc-userns/pool"
+)
+
+// adminVerbs are ours; runc has no subcommand by these names.
+var adminVerbs = map[string]bool{"pool": true}
+
+// admin runs the operator's verbs (urfave/cli is fine here; runc's argv is
+// never parsed with it).
+func admin(argv []string) int {
+	app := &cli.App{
+		Name:  "runc-userns",
+		Usage: "runc-userns administration (every other command is runc's)",
+		Commands: []*cli.Command{{
+			Name:  "pool",
+			Usage: "inspect and repair the user namespace pool",
+			Subcommands: []*cli.Command{
+				{
+					Name:   "ls",
+					Usage:  "list the ranges in use",
+					Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array"}},
+					Action: poolList,
+				},
+				{
+					Name:      "release",
+					Usage:     "return OWNER's range to the pool (and unpin its user namespace)",
+					ArgsUsage: "OWNER",
+					Action:    poolRelease,
+				},
+			},
+		}},
+	}
+	if err := app.Run(argv); err != nil {
+		fmt.Fprintln(os.Stderr, "runc-userns:", err)
+		return 1
+	}
+	return 0
+}
+
+// openPool opens the pool for allocation: ranges resolved from the config
+// (explicit, else the subid user's, else the default) and checked against
+// the host's users, groups and other subordinate ranges.
+func openPool(cfg *config.Config, stateDir string) (*pool.Pool, error) {
+	ranges, source, err := pool.ResolveRanges(cfg.Userns.Ranges, cfg.Userns.SubidUser, pool.DefaultSourceEnv())
+	if err != nil {
+		return nil, err
+	}
+	if err := pool.Validate(ranges, cfg.Userns.SlotSize); err != nil {
+		return nil, fmt.Errorf("user namespace pool from %s: %w", source, err)
+	}
+	host, err := pool.ReadHostIDs("/etc/passwd", "/etc/group", "/etc/subuid", "/etc/subgid", cfg.Userns.SubidUser)
+	if err != nil {
+		return nil, err
+	}
+	if err := pool.CheckHost(ranges, host); err != nil {
+		return nil, fmt.Errorf("user namespace pool from %s: %w", source, err)
+	}
+	return pool.New(pool.Config{Ranges: ranges, SlotSize: cfg.Userns.SlotSize, StateDir: stateDir})
+}
+
+func adminConfig() (*config.Config, error) { return config.Load(os.Getenv) }
+
+func poolList(ctx *cli.Context) error {
+	cfg, err := adminConfig()
+	if err != nil {
+		return err
+	}
+	p, err := pool.OpenExisting(cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	allocs, err := p.List()
+	if err != nil {
+		return err
+	}
+	if ctx.Bool("json") {
+		if allocs == nil {
+			allocs = []pool.Allocation{}
+		}
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(allocs)
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "OWNER\tHOST IDS\tSIZE\tMEMBERS\tROOT\tALLOCATED")
+	for _, a := range allocs {
+		fmt.Fprintf(w, "%s\t%d-%d\t%d\t%d\t%s\t%s\n", a.Owner, a.HostID, uint64(a.HostID)+uint64(a.Size)-1, a.Size, len(a.Members), a.Root, a.Allocated.Format(time.RFC3339))
+	}
+	return w.Flush()
+}
+
+func poolRelease(ctx *cli.Context) error {
+	if ctx.NArg() != 1 {
+		return fmt.Errorf("pool release: want exactly one OWNER (see `runc-userns pool ls`), have %d", ctx.NArg())
+	}
+	owner := ctx.Args().First()
+	cfg, err := adminConfig()
+	if err != nil {
+		return err
+	}
+	p, err := pool.OpenExisting(cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	if err := p.Release(owner); err != nil {
+		return err
+	}
+	return unpinPod(layout(cfg.StateDir), owner)
+}

@@ -1,0 +1,437 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/runc-userns/runc-userns/idmap"
+	"github.com/runc-userns/runc-userns/internal/config"
+	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/internal/runc"
+	"github.com/runc-userns/runc-userns/libuserns"
+	"github.com/runc-userns/runc-userns/pool"
+)
+
+// modifier is one edit of the spec: no argv, no environment, no I/O.
+type modifier interface {
+	Modify(*specs.Spec) error
+}
+
+// create runs the create/run pipeline: load config.json → Request → plan
+// (the only step that touches the outside world) → modifiers → validate →
+// atomic write → run runc. What the plan took is given back if runc fails.
+func (a *app) create() int {
+	inv := a.inv
+	if err := oci.ValidateID(inv.ID); err != nil {
+		return a.fail(fmt.Errorf("%s: %w", inv.Command, err))
+	}
+	bundle, err := bundleDir(inv.Bundle)
+	if err != nil {
+		return a.fail(fmt.Errorf("container %s: %w", inv.ID, err))
+	}
+	doc, err := oci.Load(bundle)
+	if err != nil {
+		return a.fail(fmt.Errorf("container %s: %w", inv.ID, err))
+	}
+	req, err := oci.ParseRequest(inv.ID, doc.Spec.Annotations)
+	if err != nil {
+		return a.fail(err)
+	}
+	for _, k := range req.Unknown {
+		a.log.Warnf("container %s: unknown annotation %s ignored (known: %s, %s, %s)", inv.ID, k, oci.AnnotationUserns, oci.AnnotationPIDNamespace, oci.AnnotationIdmapSkip)
+	}
+	if req.Stamp != nil {
+		undoStamp(doc.Spec, req.Stamp)
+		a.log.Debugf("container %s: undid the edits of an earlier create of bundle %s", inv.ID, bundle)
+	}
+	want, err := a.wantUserns(doc.Spec, req)
+	if err != nil {
+		return a.fail(err)
+	}
+	if !want {
+		if _, err := doc.Flush(); err != nil {
+			return a.fail(fmt.Errorf("container %s: %w", inv.ID, err))
+		}
+		return a.exec()
+	}
+
+	c := &creation{app: a, id: inv.ID, bundle: bundle, req: req}
+	status := c.do(doc)
+	if status == 0 {
+		a.sink.commit()
+	} else {
+		a.sink.discard()
+	}
+	return status
+}
+
+// wantUserns decides whether this container gets a pool user namespace.
+func (a *app) wantUserns(s *specs.Spec, req oci.Request) (bool, error) {
+	id, mode := a.inv.ID, a.cfg.Userns.Mode
+	explicit := req.Userns == oci.UsernsAuto
+	if explicit && mode == config.ModeOff {
+		return false, fmt.Errorf("container %s asks for a user namespace (%s=auto) but the node's operator turned them off (userns.mode %q in %s): remove the annotation or ask the operator to enable them", id, oci.AnnotationUserns, mode, configName(a.cfg))
+	}
+	if !explicit && (mode != config.ModeAlways || req.Userns == oci.UsernsHost) {
+		return false, nil
+	}
+	if libuserns.HasUserns(s) {
+		if explicit {
+			a.log.Infof("container %s: the spec already sets a user namespace or uid/gid mappings: the caller's mappings win over %s=auto, nothing allocated", id, oci.AnnotationUserns)
+		}
+		return false, nil
+	}
+	if shared := hostNamespaces(s); len(shared) > 0 {
+		if explicit {
+			return false, fmt.Errorf("container %s asks for %s=auto but shares the host's %v namespace: a pod in its own user namespace cannot (Kubernetes refuses hostUsers: false with hostNetwork, hostPID and hostIPC too); drop the annotation or the host namespace", id, oci.AnnotationUserns, shared)
+		}
+		a.log.Infof("container %s: shares the host's %v namespace: no user namespace (userns.mode always)", id, shared)
+		return false, nil
+	}
+	return true, nil
+}
+
+// hostNamespaces lists the namespaces among network, pid and ipc that the
+// container shares with the host: no entry, or a path to the host's own.
+func hostNamespaces(s *specs.Spec) []specs.LinuxNamespaceType {
+	var shared []specs.LinuxNamespaceType
+	for _, t := range []specs.LinuxNamespaceType{specs.NetworkNamespace, specs.PIDNamespace, specs.IPCNamespace} {
+		found, host := false, false
+		if s.Linux != nil {
+			for _, ns := range s.Linux.Namespaces {
+				if ns.Type != t {
+					continue
+				}
+				found = true
+				host = ns.Path != "" && sameFile(ns.Path, "/proc/1/ns/"+procNSName(t))
+			}
+		}
+		if !found || host {
+			shared = append(shared, t)
+		}
+	}
+	return shared
+}
+
+func procNSName(t specs.LinuxNamespaceType) string {
+	if t == specs.NetworkNamespace {
+		return "net"
+	}
+	return string(t)
+}
+
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
+}
+
+func configName(c *config.Config) string {
+	if c.Path == "" {
+		return config.DefaultPath + " (absent: defaults)"
+	}
+	return c.Path
+}
+
+// bundleDir is --bundle, else the working directory (runc's rule).
+func bundleDir(flag string) (string, error) {
+	if flag == "" {
+		return os.Getwd()
+	}
+	return filepath.Abs(flag)
+}
+
+// undoStamp reverts the edits an earlier create of the same bundle made,
+// so they are not taken for the caller's mappings or rootfs.
+func undoStamp(s *specs.Spec, st *oci.Stamp) {
+	if st.UsernsPath != "" {
+		libuserns.Remove(s, st.UsernsPath)
+	}
+	if st.Staged != "" && s.Root != nil && s.Root.Path == st.Staged {
+		s.Root.Path = st.Rootfs
+	}
+	delete(s.Annotations, oci.AnnotationStamp)
+}
+
+// creation is one create/run that takes a range.
+type creation struct {
+	*app
+	id, bundle string
+	req        oci.Request
+	root       string
+	lay        layout
+	pool       *pool.Pool
+	undo       []func() error
+}
+
+func (c *creation) rollback() {
+	for i := len(c.undo) - 1; i >= 0; i-- {
+		if err := c.undo[i](); err != nil {
+			c.log.Warnf("container %s: cleanup after a failed %s: %v", c.id, c.inv.Command, err)
+		}
+	}
+	c.undo = nil
+}
+
+func (c *creation) do(doc *oci.Document) int {
+	var err error
+	if c.root, err = filepath.Abs(c.inv.Root); err != nil {
+		return c.fail(err)
+	}
+	c.lay = layout(c.cfg.StateDir)
+	mods, stamp, err := c.plan(doc.Spec)
+	if err != nil {
+		c.rollback()
+		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
+	}
+	for _, m := range mods {
+		if err = m.Modify(doc.Spec); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = validate(doc.Spec, stamp)
+	}
+	if err == nil {
+		_, err = doc.Flush()
+	}
+	if err != nil {
+		c.rollback()
+		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
+	}
+	c.log.Infof("container %s: pod %s runs in user namespace %s, uid/gid 0-%d -> host %d-%d, rootfs idmapped at %s", c.id, stamp.Owner, stamp.UsernsPath, stamp.Size-1, stamp.HostID, uint64(stamp.HostID)+uint64(stamp.Size)-1, stamp.Staged)
+
+	status := c.run()
+	// runc holds its own copy of the staging mount once the container
+	// exists: drop ours now, so nothing of the container stays mounted on
+	// the host. The empty directory stays until delete: runc (1.1 and
+	// later) starts `runc exec`'s setns process with root.path as its
+	// working directory. Whether the range stays taken depends on whether
+	// runc still has the container (it does not after a failed create, nor
+	// after a foreground run without --keep).
+	if err := idmap.Detach(stamp.Staged); err != nil {
+		c.log.Warnf("container %s: %v", c.id, err)
+	}
+	if _, err := os.Stat(filepath.Join(c.root, c.id, "state.json")); errors.Is(err, os.ErrNotExist) {
+		c.rollback()
+	}
+	return status
+}
+
+// plan takes what the container needs from the outside world: the pod's
+// range, its pinned user namespace, the idmapped rootfs. Each step pushes
+// its undo.
+func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
+	owner := c.req.Pod.Owner
+	if err := oci.ValidateID(owner); err != nil {
+		return nil, nil, fmt.Errorf("pod sandbox id: %w", err)
+	}
+	p, err := openPool(c.cfg, c.cfg.StateDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.pool = p
+	var alloc pool.Allocation
+	if c.req.Pod.Sandbox {
+		alloc, err = p.Allocate(owner, c.root, c.id)
+	} else {
+		alloc, err = p.Join(owner, c.id)
+		if errors.Is(err, pool.ErrUnknownOwner) {
+			err = fmt.Errorf("its pod %s has no user namespace from runc-userns (its sandbox was created without %s=auto, or is gone): recreate the pod with the annotation: %w", owner, oci.AnnotationUserns, err)
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	c.undo = append(c.undo, func() error { return c.leave(owner) })
+
+	mapping := libuserns.PodMappings(alloc.HostID, alloc.Size)
+	ns, err := c.ensurePin(owner, alloc, mapping)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ns.Close()
+
+	if s.Root == nil || s.Root.Path == "" {
+		return nil, nil, errors.New("spec has no root.path")
+	}
+	src := s.Root.Path
+	if !filepath.IsAbs(src) {
+		src = filepath.Join(c.bundle, src)
+	}
+	staged, err := c.stageRootfs(src, ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	feat, err := runc.ProbeFeatures(c.runtime, c.cfg.StateDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	stamp := &oci.Stamp{
+		Version: 1, Owner: owner, Root: c.root, StateDir: c.cfg.StateDir, Runtime: c.runtime,
+		HostID: alloc.HostID, Size: alloc.Size, UsernsPath: c.lay.pin(owner), Mappings: !feat.NativeIdmap,
+		Rootfs: s.Root.Path, Staged: staged,
+	}
+	userns := libuserns.Modifier{Path: stamp.UsernsPath}
+	if stamp.Mappings {
+		userns.UID, userns.GID = mapping, mapping
+	}
+	return []modifier{
+		userns,
+		rootfsModifier(staged),
+		stampModifier{stamp},
+	}, stamp, nil
+}
+
+// leave takes the container out of its pod's range; the last one out
+// returns the range to the pool and unpins the pod's namespace.
+func (c *creation) leave(owner string) error {
+	freed, err := c.pool.Leave(owner, c.id)
+	if err != nil || !freed {
+		return err
+	}
+	return unpinPod(c.lay, owner)
+}
+
+// ensurePin returns the pod's user namespace, creating and pinning it for
+// the sandbox. The mapping file beside the pin says which range it maps, so
+// a pin left from an earlier allocation is never reused for another.
+func (c *creation) ensurePin(owner string, alloc pool.Allocation, mapping []specs.LinuxIDMapping) (*os.File, error) {
+	pin, mapFile := c.lay.pin(owner), c.lay.mapping(owner)
+	want := fmt.Sprintf("%d %d\n", alloc.HostID, alloc.Size)
+	if ns, err := libuserns.OpenPinned(pin); err == nil {
+		if got, _ := os.ReadFile(mapFile); string(got) == want {
+			return ns, nil
+		}
+		ns.Close()
+		if !c.req.Pod.Sandbox {
+			return nil, fmt.Errorf("pod %s: the user namespace pinned at %s does not map the pod's range %s: recreate the pod", owner, pin, want)
+		}
+		if err := unpinPod(c.lay, owner); err != nil {
+			return nil, err
+		}
+	} else if !c.req.Pod.Sandbox {
+		return nil, fmt.Errorf("pod %s: its user namespace pin: %w (the sandbox is gone or was not created by runc-userns): recreate the pod", owner, err)
+	}
+	if err := os.MkdirAll(c.lay.podDir(owner), 0o711); err != nil {
+		return nil, err
+	}
+	ns, err := libuserns.NewUserns(mapping, mapping)
+	if err != nil {
+		return nil, err
+	}
+	if err := oci.WriteFileAtomic(mapFile, []byte(want), 0o644); err != nil {
+		ns.Close()
+		return nil, err
+	}
+	if err := libuserns.Pin(ns, pin); err != nil {
+		ns.Close()
+		return nil, err
+	}
+	return ns, nil
+}
+
+// stageRootfs mounts an idmapped clone of the rootfs at the container's
+// staging path.
+func (c *creation) stageRootfs(src string, ns *os.File) (string, error) {
+	staged := c.lay.stagedRootfs(c.root, c.id)
+	if err := mkdirTraversable(c.cfg.StateDir, filepath.Dir(staged)); err != nil {
+		return "", err
+	}
+	if err := idmap.Detach(staged); err != nil { // a leftover of a killed create
+		return "", err
+	}
+	if err := os.Mkdir(staged, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", err
+	}
+	c.undo = append(c.undo, func() error { return removeStaged(c.lay, c.root, c.id) })
+	if err := idmap.Mount(src, staged, int(ns.Fd()), true); err != nil {
+		return "", fmt.Errorf("idmap rootfs: %w", err)
+	}
+	return staged, nil
+}
+
+// removeStaged detaches a container's staging mount and removes its
+// directories. Never os.RemoveAll: the directory could still be a mount of
+// the container's image.
+func removeStaged(lay layout, root, id string) error {
+	staged := lay.stagedRootfs(root, id)
+	if err := idmap.Detach(staged); err != nil {
+		return err
+	}
+	for _, d := range []string{staged, filepath.Dir(staged)} {
+		if err := os.Remove(d); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove staging dir: %w", err)
+		}
+	}
+	_ = os.Remove(filepath.Dir(filepath.Dir(staged))) // the root's dir, if now empty
+	return nil
+}
+
+// unpinPod drops the pod's pinned user namespace and its directory.
+func unpinPod(lay layout, owner string) error {
+	if err := libuserns.Unpin(lay.pin(owner)); err != nil {
+		return err
+	}
+	if err := os.Remove(lay.mapping(owner)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.Remove(lay.podDir(owner)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove pod dir: %w", err)
+	}
+	return nil
+}
+
+// mkdirTraversable creates dir and its parents below base with mode 0711,
+// makes base traversable, and checks that every directory above base can
+// be searched by others: runc mounts the staged rootfs from inside the
+// pod's user namespace, where host permissions for "other" apply.
+func mkdirTraversable(base, dir string) error {
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o711); err != nil {
+			return err
+		}
+		if d == base || d == filepath.Dir(d) {
+			break
+		}
+	}
+	for d := filepath.Dir(base); ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		if st.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("stateDir %s is not reachable from a pod's user namespace: %s has mode %#o; give it search permission for others (chmod o+x) or choose another stateDir", base, d, st.Mode().Perm())
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
+}
+
+type rootfsModifier string
+
+func (r rootfsModifier) Modify(s *specs.Spec) error {
+	s.Root.Path = string(r)
+	return nil
+}
+
+type stampModifier struct{ *oci.Stamp }
+
+func (m stampModifier) Modify(s *specs.Spec) error {
+	if s.Annotations == nil {
+		s.Annotations = map[string]string{}
+	}
+	s.Annotations[oci.AnnotationStamp] = m.Encode()
+	return nil
+}

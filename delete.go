@@ -1,0 +1,98 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/internal/runc"
+	"github.com/runc-userns/runc-userns/pool"
+)
+
+// delete runs runc's delete, then releases what the container held. What it
+// held is read from the container itself (the stamp on its spec, through
+// runc's state) and from the pool's member records, never from the
+// environment: podman runs delete with no environment at all.
+func (a *app) delete() int {
+	id := a.inv.ID
+	if oci.ValidateID(id) != nil {
+		return a.exec() // nothing of ours can exist for it; runc says why
+	}
+	root, err := filepath.Abs(a.inv.Root)
+	if err != nil {
+		return a.fail(err)
+	}
+	var stamp *oci.Stamp
+	st, stErr := runc.ReadState(root, id)
+	if stErr == nil {
+		if v, ok := st.Annotation(oci.AnnotationStamp); ok {
+			if stamp, err = oci.DecodeStamp(v); err != nil {
+				a.log.Warnf("container %s: %v", id, err)
+			}
+		}
+		if stamp == nil {
+			// runc has it and we never edited it: nothing of ours to release.
+			return a.exec()
+		}
+		if a.cfg.Path == "" && stamp.Runtime != "" && stamp.Runtime != a.runtime && executable(stamp.Runtime) {
+			// No operator config on this call (podman passes no
+			// environment): delete with the runc that created it.
+			a.runtime = stamp.Runtime
+		}
+	}
+	status := a.run()
+	if _, err := os.Stat(filepath.Join(root, id, "state.json")); err == nil {
+		return status // runc still has it (e.g. running, no --force)
+	}
+	stateDir := a.cfg.StateDir
+	owner := ""
+	if stamp != nil {
+		stateDir, owner = stamp.StateDir, stamp.Owner
+	}
+	if err := release(stateDir, root, id, owner); err != nil {
+		err = fmt.Errorf("container %s: deleted, but releasing what it held failed: %w (run `runc-userns pool ls` and `runc-userns pool release OWNER`)", id, err)
+		if status == 0 {
+			return a.fail(err)
+		}
+		a.log.Warn(err)
+	}
+	if status == 0 {
+		a.sink.commit()
+	}
+	return status
+}
+
+// release detaches a container's staging mount and takes it out of its
+// pod's range; the pod's last container returns the range and unpins the
+// pod's user namespace. Idempotent: containerd calls delete more than once.
+func release(stateDir, root, id, owner string) error {
+	lay := layout(stateDir)
+	if err := removeStaged(lay, root, id); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(stateDir, pool.StateFile)); errors.Is(err, os.ErrNotExist) {
+		return nil // no pool here: nothing was ever allocated
+	}
+	p, err := pool.OpenExisting(stateDir)
+	if err != nil {
+		return err
+	}
+	if owner == "" {
+		// Killed before runc had the container: find it by membership.
+		if owner, err = p.OwnerOf(root, id); err != nil || owner == "" {
+			return err
+		}
+	}
+	freed, err := p.Leave(owner, id)
+	if err != nil || !freed {
+		return err
+	}
+	return unpinPod(lay, owner)
+}
+
+func executable(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what the demo and the tests need from Debian's packages, only if
+# something is missing (apt-get update runs at most once).
+set -euo pipefail
+need=()
+have() { command -v "$1" >/dev/null 2>&1; }
+installed() { dpkg -s "$1" >/dev/null 2>&1; }
+installed runc || need+=(runc)
+have bats || need+=(bats)
+installed busybox-static || need+=(busybox-static)
+have getsubids || need+=(uidmap)
+have jq || need+=(jq)
+have pkg-config || need+=(pkg-config)
+installed libseccomp-dev || need+=(libseccomp-dev)
+have gcc || need+=(gcc)
+if [ "${#need[@]}" -gt 0 ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "install-deps: need root to install: ${need[*]}" >&2
+		exit 1
+	fi
+	echo "install-deps: installing ${need[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi

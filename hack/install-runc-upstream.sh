@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds upstream runc VERSION into DIR (from the Go module proxy; needs
+# libseccomp-dev and pkg-config, see install-deps.sh). Skips the build when
+# DIR already holds that version.
+set -euo pipefail
+version=$1 dir=$2
+if [ -x "$dir/runc" ] && "$dir/runc" --version 2>/dev/null | grep -q "^runc version ${version#v}\$"; then
+	exit 0
+fi
+mkdir -p "$dir"
+echo "install-runc-upstream: building runc $version into $dir"
+GOBIN=$dir CGO_ENABLED=1 go install "github.com/opencontainers/runc@$version"
+"$dir/runc" --version | head -1

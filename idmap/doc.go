@@ -1,0 +1,22 @@
+// Package idmap makes idmapped mounts on the host: a clone of a directory
+// tree whose inode owners are seen through a user namespace's mappings
+// (MOUNT_ATTR_IDMAP), so that a host file owned by 0:0 looks owned by 0:0
+// to the pod's root, whose host uid is an unprivileged ID from the pool,
+// and a file that root creates lands on the disk as 0:0. Nothing is
+// chowned and the cost does not depend on the size of the tree.
+//
+// Guarantees:
+//   - Mount never leaves a half-made mount behind: the clone is detached
+//     (not attached anywhere) until mount_setattr succeeded, and closing
+//     the open_tree fd of a detached clone frees it.
+//   - The staging mount is made private before it is attached, so on a
+//     host whose mounts are shared it does not propagate into other mount
+//     namespaces, and detaching it later cannot propagate an unmount into a
+//     running container.
+//   - Detach is idempotent (a path that is gone or not a mount is fine).
+//
+// Kernel requirements: open_tree, move_mount (Linux >= 5.2), mount_setattr
+// with MOUNT_ATTR_IDMAP (Linux >= 5.12), and a source filesystem that
+// supports idmapped mounts (ext4, xfs, btrfs, tmpfs >= 6.3, overlayfs as a
+// lower layer source, ...).
+package idmap

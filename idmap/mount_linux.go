@@ -1,0 +1,89 @@
+package idmap
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// Mount attaches at dst (an existing directory or file) an idmapped clone
+// of src, seen through the user namespace usernsFd. With recursive, the
+// submounts of src are cloned and idmapped too.
+func Mount(src, dst string, usernsFd int, recursive bool) error {
+	flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC)
+	setFlags := uint(unix.AT_EMPTY_PATH)
+	if recursive {
+		flags |= unix.AT_RECURSIVE
+		setFlags |= unix.AT_RECURSIVE
+	}
+	tree, err := unix.OpenTree(unix.AT_FDCWD, src, flags)
+	if err != nil {
+		return fmt.Errorf("clone mount of %s: %w", src, os.NewSyscallError("open_tree", err))
+	}
+	defer unix.Close(tree)
+
+	attr := unix.MountAttr{
+		Attr_set:    unix.MOUNT_ATTR_IDMAP,
+		Userns_fd:   uint64(usernsFd),
+		Propagation: unix.MS_PRIVATE,
+	}
+	if err := unix.MountSetattr(tree, "", setFlags, &attr); err != nil {
+		fstype := FSType(src)
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP) {
+			return fmt.Errorf("failed to set MOUNT_ATTR_IDMAP on %s (%s): %w (maybe the source filesystem doesn't support idmap mounts on this kernel?): %w", src, fstype, err, ErrUnsupported)
+		}
+		return fmt.Errorf("failed to set MOUNT_ATTR_IDMAP on %s (%s): %w", src, fstype, err)
+	}
+	if err := unix.MoveMount(tree, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("attach idmapped mount of %s at %s: %w", src, dst, os.NewSyscallError("move_mount", err))
+	}
+	return nil
+}
+
+// Detach lazily unmounts whatever is mounted at path (MNT_DETACH: a
+// container that already holds it keeps its own copy).
+func Detach(path string) error {
+	for {
+		err := unix.Unmount(path, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
+		switch {
+		case err == nil:
+			continue // something may be stacked below: repeat until nothing is
+		case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOENT):
+			return nil
+		default:
+			return fmt.Errorf("detach staging mount: %w", &os.PathError{Op: "umount", Path: path, Err: err})
+		}
+	}
+}
+
+// FSType names the filesystem of path for error messages ("unknown" when
+// it cannot be told).
+func FSType(path string) string {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return "unknown filesystem"
+	}
+	if name, ok := fsNames[int64(st.Type)]; ok {
+		return name
+	}
+	return fmt.Sprintf("filesystem magic %#x", st.Type)
+}
+
+var fsNames = map[int64]string{
+	unix.EXT4_SUPER_MAGIC:      "ext4",
+	unix.XFS_SUPER_MAGIC:       "xfs",
+	unix.BTRFS_SUPER_MAGIC:     "btrfs",
+	unix.TMPFS_MAGIC:           "tmpfs",
+	unix.OVERLAYFS_SUPER_MAGIC: "overlay",
+	unix.PROC_SUPER_MAGIC:      "proc",
+	unix.SYSFS_MAGIC:           "sysfs",
+	unix.NFS_SUPER_MAGIC:       "nfs",
+	unix.CGROUP_SUPER_MAGIC:    "cgroup",
+	unix.CGROUP2_SUPER_MAGIC:   "cgroup2",
+	unix.DEVPTS_SUPER_MAGIC:    "devpts",
+	unix.NSFS_MAGIC:            "nsfs",
+	unix.SQUASHFS_MAGIC:        "squashfs",
+	unix.FUSE_SUPER_MAGIC:      "fuse",
+}

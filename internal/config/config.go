@@ -1,0 +1,116 @@
+// Package config reads the operator's configuration file.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/runc-userns/runc-userns/pool"
+)
+
+// DefaultPath is where the operator's configuration lives; the environment
+// variable EnvPath overrides it. A missing file means all defaults.
+const (
+	DefaultPath      = "/etc/runc-userns/config.json"
+	EnvPath          = "RUNC_USERNS_CONFIG"
+	DefaultStateDir  = "/run/runc-userns"
+	DefaultSubidUser = "runc-userns"
+	DefaultSlotSize  = 65536
+)
+
+// Mode says which pods get a user namespace.
+type Mode string
+
+const (
+	ModeAnnotation Mode = "annotation" // only pods that ask (the default)
+	ModeAlways     Mode = "always"     // every eligible pod; opt out with "host"
+	ModeOff        Mode = "off"        // none; "auto" is refused
+)
+
+// Userns configures user namespace injection.
+type Userns struct {
+	Mode      Mode         `json:"mode,omitempty"`
+	SubidUser string       `json:"subidUser,omitempty"`
+	Ranges    []pool.Range `json:"ranges,omitempty"`
+	SlotSize  uint32       `json:"slotSize,omitempty"`
+}
+
+// Config is the operator's configuration.
+type Config struct {
+	// Runtime is the real runc; empty means search.
+	Runtime  string `json:"runtime,omitempty"`
+	StateDir string `json:"stateDir,omitempty"`
+	Userns   Userns `json:"userns"`
+
+	// Path is the file the configuration was read from ("" for defaults).
+	Path string `json:"-"`
+}
+
+// Load reads the configuration named by $RUNC_USERNS_CONFIG, else
+// DefaultPath. getenv is os.Getenv outside tests.
+func Load(getenv func(string) string) (*Config, error) {
+	path := getenv(EnvPath)
+	if path == "" {
+		path = DefaultPath
+	}
+	raw, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist) && path == DefaultPath:
+		c := &Config{}
+		c.setDefaults()
+		return c, nil
+	case err != nil:
+		return nil, fmt.Errorf("read runc-userns config: %w (set %s to a readable file, or unset it to use %s)", err, EnvPath, DefaultPath)
+	}
+	c, err := Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("runc-userns config %s: %w", path, err)
+	}
+	c.Path = path
+	return c, nil
+}
+
+// Parse decodes and checks a configuration file's contents.
+func Parse(raw []byte) (*Config, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var c Config
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("%w (see the README for the keys)", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("trailing data after the JSON object")
+	}
+	c.setDefaults()
+	switch c.Userns.Mode {
+	case ModeAnnotation, ModeAlways, ModeOff:
+	default:
+		return nil, fmt.Errorf("userns.mode %q: want %q, %q or %q", c.Userns.Mode, ModeAnnotation, ModeAlways, ModeOff)
+	}
+	if c.StateDir[0] != '/' {
+		return nil, fmt.Errorf("stateDir %q: must be an absolute path", c.StateDir)
+	}
+	if c.Runtime != "" && c.Runtime[0] != '/' {
+		return nil, fmt.Errorf("runtime %q: must be an absolute path", c.Runtime)
+	}
+	return &c, nil
+}
+
+func (c *Config) setDefaults() {
+	if c.StateDir == "" {
+		c.StateDir = DefaultStateDir
+	}
+	if c.Userns.Mode == "" {
+		c.Userns.Mode = ModeAnnotation
+	}
+	if c.Userns.SubidUser == "" {
+		c.Userns.SubidUser = DefaultSubidUser
+	}
+	if c.Userns.SlotSize == 0 {
+		c.Userns.SlotSize = DefaultSlotSize
+	}
+}

@@ -1,0 +1,174 @@
+package oci
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// Annotations read or written by runc-userns. Every key under Prefix is
+// listed here; an unknown key under the prefix is reported (a typo such as
+// "runc-userns.io/usern" must not silently run a pod without isolation).
+const (
+	Prefix = "runc-userns.io/"
+
+	// AnnotationUserns asks for a user namespace: "auto" (allocate a range
+	// from the pool for this pod) or "host" (none, also under mode "always").
+	AnnotationUserns = Prefix + "userns"
+	// AnnotationPIDNamespace is "container:<ID>": join the PID namespace of
+	// container <ID> of the same pod.
+	AnnotationPIDNamespace = Prefix + "pid-namespace"
+	// AnnotationIdmapSkip lists container paths (comma-separated) whose bind
+	// mounts must not be idmapped.
+	AnnotationIdmapSkip = Prefix + "idmap-skip"
+
+	// AnnotationStamp is written by runc-userns on every spec it edits: a
+	// JSON Stamp recording what was allocated and what was changed, so that
+	// delete can release it (from runc's state, with no environment) and a
+	// second create of the same bundle can undo the first one's edits.
+	AnnotationStamp = Prefix + "stamp"
+)
+
+// Pod identity annotations set by the CRI implementations.
+const (
+	CRIContainerType  = "io.kubernetes.cri.container-type"
+	CRISandboxID      = "io.kubernetes.cri.sandbox-id"
+	CRIOContainerType = "io.kubernetes.cri-o.ContainerType"
+	CRIOSandboxID     = "io.kubernetes.cri-o.SandboxID"
+
+	containerTypeSandbox = "sandbox"
+)
+
+// MaxAnnotationValue bounds the values we parse; pod authors control them.
+const MaxAnnotationValue = 4096
+
+// UsernsMode is the value of AnnotationUserns.
+type UsernsMode string
+
+const (
+	UsernsUnset UsernsMode = ""
+	UsernsAuto  UsernsMode = "auto"
+	UsernsHost  UsernsMode = "host"
+)
+
+// Pod says which pod a container belongs to.
+type Pod struct {
+	// Owner is the pod's sandbox ID, or the container's own ID for a
+	// container that belongs to no pod. Pool ranges are held per Owner.
+	Owner string
+	// Sandbox is true for the pod's sandbox and for a standalone container:
+	// the container that creates the pod's namespaces.
+	Sandbox bool
+	// InPod is true when a CRI implementation set pod annotations.
+	InPod bool
+}
+
+// Request is everything the annotations ask of us, parsed once.
+type Request struct {
+	Userns       UsernsMode
+	PIDNamespace string
+	IdmapSkip    []string
+	Pod          Pod
+	Stamp        *Stamp
+	// Unknown lists keys under Prefix that this version does not know.
+	Unknown []string
+}
+
+// Stamp records the edits runc-userns made to a spec.
+type Stamp struct {
+	Version  int    `json:"v"`
+	Owner    string `json:"owner"`
+	Root     string `json:"root"`
+	StateDir string `json:"stateDir"`
+	Runtime  string `json:"runtime,omitempty"`
+	HostID   uint32 `json:"hostID"`
+	Size     uint32 `json:"size"`
+	// UsernsPath is the namespace path we added (the pod's pin).
+	UsernsPath string `json:"usernsPath,omitempty"`
+	// Mappings is true when the uid/gid mappings are ours.
+	Mappings bool `json:"mappings,omitempty"`
+	// Rootfs is root.path before we pointed it at the staging mount.
+	Rootfs string `json:"rootfs,omitempty"`
+	// Staged is the staging mount we pointed root.path at.
+	Staged string `json:"staged,omitempty"`
+}
+
+// Encode returns the stamp as an annotation value.
+func (s *Stamp) Encode() string {
+	b, _ := json.Marshal(s) // only strings, ints and bools: cannot fail
+	return string(b)
+}
+
+// DecodeStamp parses an AnnotationStamp value.
+func DecodeStamp(v string) (*Stamp, error) {
+	var s Stamp
+	if err := json.Unmarshal([]byte(v), &s); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadAnnotation, AnnotationStamp, err)
+	}
+	if s.Version != 1 {
+		return nil, fmt.Errorf("%w: %s: unsupported version %d (written by a newer runc-userns?)", ErrBadAnnotation, AnnotationStamp, s.Version)
+	}
+	return &s, nil
+}
+
+// PodOf works out a container's pod from the CRI annotations (containerd
+// first, then CRI-O).
+func PodOf(id string, annotations map[string]string) Pod {
+	ctype, sandbox := annotations[CRIContainerType], annotations[CRISandboxID]
+	if ctype == "" && sandbox == "" {
+		ctype, sandbox = annotations[CRIOContainerType], annotations[CRIOSandboxID]
+	}
+	switch {
+	case ctype == "" && sandbox == "":
+		return Pod{Owner: id, Sandbox: true}
+	case ctype == containerTypeSandbox || sandbox == "" || sandbox == id:
+		return Pod{Owner: id, Sandbox: true, InPod: true}
+	}
+	return Pod{Owner: sandbox, InPod: true}
+}
+
+// ParseRequest reads our annotations from a spec. It fails on a value we
+// refuse; the error names the container, the key and the value.
+func ParseRequest(id string, annotations map[string]string) (Request, error) {
+	req := Request{Pod: PodOf(id, annotations)}
+	for key, value := range annotations {
+		if !strings.HasPrefix(key, Prefix) {
+			continue
+		}
+		if len(value) > MaxAnnotationValue {
+			return req, fmt.Errorf("%w: container %s: %s is %d bytes long, more than %d", ErrBadAnnotation, id, key, len(value), MaxAnnotationValue)
+		}
+		if !utf8.ValidString(value) {
+			return req, fmt.Errorf("%w: container %s: %s=%q is not valid UTF-8", ErrBadAnnotation, id, key, value)
+		}
+		switch key {
+		case AnnotationUserns:
+			switch m := UsernsMode(strings.TrimSpace(value)); m {
+			case UsernsAuto, UsernsHost:
+				req.Userns = m
+			default:
+				return req, fmt.Errorf("%w: container %s: %s=%q: want %q (a user namespace from the node's pool) or %q (none)", ErrBadAnnotation, id, key, value, UsernsAuto, UsernsHost)
+			}
+		case AnnotationPIDNamespace:
+			req.PIDNamespace = value
+		case AnnotationIdmapSkip:
+			for _, p := range strings.Split(value, ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					req.IdmapSkip = append(req.IdmapSkip, p)
+				}
+			}
+		case AnnotationStamp:
+			s, err := DecodeStamp(value)
+			if err != nil {
+				return req, fmt.Errorf("container %s: %w", id, err)
+			}
+			req.Stamp = s
+		default:
+			req.Unknown = append(req.Unknown, key)
+		}
+	}
+	sort.Strings(req.Unknown)
+	return req, nil
+}

@@ -1,0 +1,238 @@
+package oci
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Invocation is what the wrapper learns from runc's argv. Args is the
+// original argv (without argv[0]) and is what reaches the real runc, byte
+// for byte; every other field is read from it and never written back.
+type Invocation struct {
+	Args []string
+
+	// Global flags.
+	Root      string
+	Log       string
+	LogFormat string
+	Debug     bool
+	Version   bool // --version / -v with no subcommand
+	Help      bool
+
+	// Command is the runc subcommand ("" when there is none).
+	Command string
+
+	// Subcommand operands; only create, run and delete are scanned.
+	ID      string
+	Bundle  string
+	Detach  bool
+	Keep    bool
+	Force   bool
+	Scanned bool // the subcommand's flags were understood completely
+}
+
+// DefaultRoot is runc's default --root for a privileged caller.
+const DefaultRoot = "/run/runc"
+
+// flagKind says whether a flag takes a value.
+type flagKind int
+
+const (
+	boolFlag flagKind = iota
+	valueFlag
+)
+
+// runc's global flags (runc 1.1 main.go and runc 1.5 main.go agree).
+var globalFlags = map[string]flagKind{
+	"debug":          boolFlag,
+	"log":            valueFlag,
+	"log-format":     valueFlag,
+	"root":           valueFlag,
+	"criu":           valueFlag,
+	"systemd-cgroup": boolFlag,
+	"rootless":       valueFlag,
+	"help":           boolFlag,
+	"h":              boolFlag,
+	"version":        boolFlag,
+	"v":              boolFlag,
+}
+
+// Flags of the subcommands the wrapper acts on. Flags a newer runc adds
+// are listed so that their values are not mistaken for the container ID.
+var commandFlags = map[string]map[string]flagKind{
+	"create": createFlags(false),
+	"run":    createFlags(true),
+	"delete": {"force": boolFlag, "f": boolFlag, "help": boolFlag, "h": boolFlag},
+}
+
+func createFlags(run bool) map[string]flagKind {
+	m := map[string]flagKind{
+		"bundle":         valueFlag,
+		"b":              valueFlag,
+		"console-socket": valueFlag,
+		"pidfd-socket":   valueFlag,
+		"pid-file":       valueFlag,
+		"no-pivot":       boolFlag,
+		"no-new-keyring": boolFlag,
+		"preserve-fds":   valueFlag,
+		"help":           boolFlag,
+		"h":              boolFlag,
+	}
+	if run {
+		m["detach"] = boolFlag
+		m["d"] = boolFlag
+		m["keep"] = boolFlag
+		m["no-subreaper"] = boolFlag
+	}
+	return m
+}
+
+// splitFlag recognises "-x", "--x", "-x=v" and "--x=v" the way Go's flag
+// package (under urfave/cli v1, which runc uses) does.
+func splitFlag(arg string) (name, value string, hasValue, ok bool) {
+	if len(arg) < 2 || arg[0] != '-' || arg == "--" {
+		return "", "", false, false
+	}
+	name = arg[1:]
+	if name[0] == '-' {
+		name = name[1:]
+	}
+	if name == "" || name[0] == '-' || name[0] == '=' {
+		return "", "", false, false
+	}
+	if i := strings.IndexByte(name, '='); i >= 0 {
+		return name[:i], name[i+1:], true, true
+	}
+	return name, "", false, true
+}
+
+func boolValue(value string, hasValue bool) bool {
+	if !hasValue {
+		return true
+	}
+	switch value {
+	case "1", "t", "T", "true", "TRUE", "True":
+		return true
+	}
+	return false
+}
+
+// Parse scans argv (without argv[0]). It never fails on what runc would
+// accept; for a create/run/delete whose flags it does not fully understand
+// it leaves Scanned false so that the caller passes argv through untouched
+// and lets runc report the problem in its own words.
+func Parse(args []string) *Invocation {
+	inv := &Invocation{Args: args, Root: DefaultRoot}
+	i := 0
+	for ; i < len(args); i++ {
+		name, value, hasValue, ok := splitFlag(args[i])
+		if !ok {
+			break
+		}
+		kind, known := globalFlags[name]
+		if !known {
+			// runc itself will refuse it; let it say so.
+			return inv
+		}
+		if kind == valueFlag && !hasValue {
+			if i+1 >= len(args) {
+				return inv
+			}
+			i++
+			value = args[i]
+		}
+		switch name {
+		case "root":
+			inv.Root = value
+		case "log":
+			inv.Log = value
+		case "log-format":
+			inv.LogFormat = value
+		case "debug":
+			inv.Debug = boolValue(value, hasValue)
+		case "version", "v":
+			inv.Version = boolValue(value, hasValue)
+		case "help", "h":
+			inv.Help = boolValue(value, hasValue)
+		}
+	}
+	if i < len(args) && args[i] == "--" {
+		i++
+	}
+	if i >= len(args) {
+		return inv
+	}
+	inv.Command = args[i]
+	flags, scanned := commandFlags[inv.Command]
+	if !scanned {
+		return inv
+	}
+	var positional []string
+	rest := args[i+1:]
+	for j := 0; j < len(rest); j++ {
+		if rest[j] == "--" {
+			positional = append(positional, rest[j+1:]...)
+			break
+		}
+		name, value, hasValue, ok := splitFlag(rest[j])
+		if !ok {
+			positional = append(positional, rest[j])
+			continue
+		}
+		kind, known := flags[name]
+		if !known {
+			return inv
+		}
+		if kind == valueFlag && !hasValue {
+			if j+1 >= len(rest) {
+				return inv
+			}
+			j++
+			value = rest[j]
+		}
+		switch name {
+		case "bundle", "b":
+			inv.Bundle = value
+		case "detach", "d":
+			inv.Detach = boolValue(value, hasValue)
+		case "keep":
+			inv.Keep = boolValue(value, hasValue)
+		case "force", "f":
+			inv.Force = boolValue(value, hasValue)
+		case "help", "h":
+			inv.Help = boolValue(value, hasValue)
+		}
+	}
+	if len(positional) != 1 || inv.Help {
+		// runc answers these with its usage text or its own error.
+		return inv
+	}
+	inv.ID = positional[0]
+	inv.Scanned = true
+	return inv
+}
+
+// ValidateID applies the rule runc applies to container IDs (runc's
+// libcontainer/factory_linux.go validateID) before any ID is used in a
+// file name of ours: a reference like "../x" must never reach the disk.
+func ValidateID(id string) error {
+	if id == "" {
+		return fmt.Errorf("invalid container id %q: must not be empty", id)
+	}
+	if len(id) > 1024 {
+		return fmt.Errorf("invalid container id %.40q...: longer than 1024 bytes", id)
+	}
+	if id == "." || id == ".." {
+		return fmt.Errorf("invalid container id %q: must not be %q", id, id)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c == '_', c == '+', c == '-', c == '.':
+		default:
+			return fmt.Errorf("invalid container id %q: byte %q is not allowed (allowed: letters, digits, '_', '+', '-', '.')", id, c)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package oci
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// mergeForeign puts back into edited every object member of raw that the
+// typed spec does not know: present in raw, absent from known (the typed
+// spec as loaded, re-encoded). Members the typed spec knows are taken from
+// edited, so a modifier's removals stay removed. Arrays are walked element
+// by element only while raw, known and edited have the same length there:
+// a modifier that added or removed elements owns that array.
+//
+// Numbers are kept as json.Number so that large IDs do not pass through
+// float64.
+func mergeForeign(edited, known, raw []byte) ([]byte, error) {
+	e, err := decodeGeneric(edited)
+	if err != nil {
+		return nil, err
+	}
+	k, err := decodeGeneric(known)
+	if err != nil {
+		return nil, err
+	}
+	r, err := decodeGeneric(raw)
+	if err != nil {
+		return nil, err
+	}
+	merged := mergeValue(e, k, r)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(merged); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func decodeGeneric(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func mergeValue(edited, known, raw any) any {
+	switch e := edited.(type) {
+	case map[string]any:
+		r, ok := raw.(map[string]any)
+		if !ok {
+			return edited
+		}
+		k, _ := known.(map[string]any)
+		for key, rv := range r {
+			kv, isKnown := k[key]
+			ev, inEdited := e[key]
+			switch {
+			case !isKnown && !inEdited:
+				e[key] = rv // foreign: keep it as it was
+			case isKnown && inEdited:
+				e[key] = mergeValue(ev, kv, rv)
+			}
+		}
+		return e
+	case []any:
+		r, ok := raw.([]any)
+		k, _ := known.([]any)
+		if !ok || len(r) != len(e) || len(k) != len(e) {
+			return edited
+		}
+		for i := range e {
+			e[i] = mergeValue(e[i], k[i], r[i])
+		}
+		return e
+	}
+	return edited
+}

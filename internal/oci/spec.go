@@ -1,0 +1,159 @@
+package oci
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// MaxSpecSize bounds how much of config.json is read. Real specs are a few
+// KiB; the bound keeps a hostile bundle from exhausting the node's memory.
+const MaxSpecSize = 16 << 20
+
+// Document is a loaded config.json. Spec is what modifiers edit; raw keeps
+// the file as it was so that fields this runtime-spec version does not know
+// survive the rewrite.
+type Document struct {
+	Path string
+	Spec *specs.Spec
+
+	raw  []byte
+	mode os.FileMode
+	// known is the typed spec as loaded, re-encoded: the fields our
+	// runtime-spec version knows. Anything in raw but not here is foreign.
+	known []byte
+}
+
+// Load reads and parses <bundle>/config.json.
+func Load(bundle string) (*Document, error) {
+	path := filepath.Join(bundle, "config.json")
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open bundle spec: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat bundle spec: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("bundle spec %s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	if st.Size() > MaxSpecSize {
+		return nil, fmt.Errorf("bundle spec %s is %d bytes, more than the %d this runtime reads", path, st.Size(), MaxSpecSize)
+	}
+	raw := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, raw); err != nil {
+		return nil, fmt.Errorf("read bundle spec %s: %w", path, err)
+	}
+	return ParseSpec(path, raw, st.Mode().Perm())
+}
+
+// ParseSpec parses raw as the spec found at path (path only names it in errors).
+func ParseSpec(path string, raw []byte, mode os.FileMode) (*Document, error) {
+	var spec specs.Spec
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		return nil, describeJSONError(path, raw, err)
+	}
+	known, err := json.Marshal(&spec)
+	if err != nil {
+		return nil, fmt.Errorf("re-encode bundle spec %s: %w", path, err)
+	}
+	return &Document{Path: path, Spec: &spec, raw: raw, mode: mode, known: known}, nil
+}
+
+func describeJSONError(path string, raw []byte, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		line, col := position(raw, syn.Offset)
+		return fmt.Errorf("%w: %s: invalid JSON at offset %d (line %d, column %d): %v; fix the file or the tool that wrote it", ErrBadSpec, path, syn.Offset, line, col, syn)
+	case errors.As(err, &typ):
+		line, col := position(raw, typ.Offset)
+		return fmt.Errorf("%w: %s: field %q at offset %d (line %d, column %d) is a JSON %s, want %s", ErrBadSpec, path, typ.Field, typ.Offset, line, col, typ.Value, typ.Type)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%w: %s: truncated JSON (%d bytes): %v", ErrBadSpec, path, len(raw), err)
+	}
+	return fmt.Errorf("%w: %s: %v", ErrBadSpec, path, err)
+}
+
+func position(raw []byte, off int64) (line, col int) {
+	if off > int64(len(raw)) {
+		off = int64(len(raw))
+	}
+	line = 1 + bytes.Count(raw[:off], []byte("\n"))
+	col = int(off) - bytes.LastIndexByte(raw[:off], '\n')
+	return line, col
+}
+
+// Encode returns the file contents for the edited spec and whether they
+// differ from what was loaded.
+func (d *Document) Encode() ([]byte, bool, error) {
+	edited, err := json.Marshal(d.Spec)
+	if err != nil {
+		return nil, false, fmt.Errorf("encode bundle spec %s: %w", d.Path, err)
+	}
+	if bytes.Equal(edited, d.known) {
+		return d.raw, false, nil
+	}
+	out, err := mergeForeign(edited, d.known, d.raw)
+	if err != nil {
+		return nil, false, fmt.Errorf("encode bundle spec %s: %w", d.Path, err)
+	}
+	return out, true, nil
+}
+
+// Flush writes the edited spec back atomically: a temporary file in the
+// bundle with the original mode, fsync, rename over config.json, fsync of
+// the bundle directory. It does nothing when no modifier changed the spec,
+// so that a container we leave alone gets its config.json byte for byte.
+func (d *Document) Flush() (bool, error) {
+	out, changed, err := d.Encode()
+	if err != nil || !changed {
+		return false, err
+	}
+	return true, WriteFileAtomic(d.Path, out, d.mode)
+}
+
+// WriteFileAtomic replaces path with data so that a reader (or a crash)
+// sees either the old or the new contents, never a mix.
+func WriteFileAtomic(path string, data []byte, mode os.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err = tmp.Chmod(mode); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err = tmp.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("write %s: fsync: %w", path, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package runc
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// Features is what the wrapper needs to know of the real runtime, read
+// from its `features` output (runtime-spec features.json).
+type Features struct {
+	// NativeIdmap: the runtime applies MOUNT_ATTR_IDMAP itself for mounts
+	// with uidMappings/gidMappings (runc >= 1.2, crun). Such a runtime also
+	// reads a joined user namespace's mappings itself, and warns when given
+	// both a path and mappings.
+	NativeIdmap bool `json:"nativeIdmap"`
+	// Raw is the runtime's own features document.
+	Raw json.RawMessage `json:"raw"`
+}
+
+type featuresDoc struct {
+	Linux *struct {
+		MountExtensions *struct {
+			IDMap *struct {
+				Enabled *bool `json:"enabled"`
+			} `json:"idmap"`
+		} `json:"mountExtensions"`
+	} `json:"linux"`
+}
+
+// ParseFeatures reads a runtime's `features` output. runc 1.1 prints a
+// document without mountExtensions; a runtime without `features` at all is
+// treated the same (no native idmap).
+func ParseFeatures(raw []byte) (*Features, error) {
+	var d featuresDoc
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, fmt.Errorf("parse runtime features: %w", err)
+	}
+	f := &Features{Raw: append(json.RawMessage(nil), raw...)}
+	if d.Linux != nil && d.Linux.MountExtensions != nil && d.Linux.MountExtensions.IDMap != nil &&
+		d.Linux.MountExtensions.IDMap.Enabled != nil {
+		f.NativeIdmap = *d.Linux.MountExtensions.IDMap.Enabled
+	}
+	return f, nil
+}
+
+// ProbeFeatures returns the runtime's features, from a cache under
+// cacheDir keyed by the runtime binary's path, inode, size and mtime (an
+// upgraded runc is probed again), else by running `runtime features`.
+func ProbeFeatures(runtime, cacheDir string) (*Features, error) {
+	st, err := os.Stat(runtime)
+	if err != nil {
+		return nil, err
+	}
+	key := fmt.Sprintf("%s\x00%d\x00%d\x00%d", runtime, inode(st), st.Size(), st.ModTime().UnixNano())
+	sum := sha256.Sum256([]byte(key))
+	cache := filepath.Join(cacheDir, "features-"+hex.EncodeToString(sum[:8])+".json")
+	if raw, err := os.ReadFile(cache); err == nil {
+		if f, err := ParseFeatures(raw); err == nil {
+			return f, nil
+		}
+	}
+	out, err := exec.Command(runtime, "features").Output()
+	if err != nil {
+		// A runtime without `features` (runc < 1.1): nothing native.
+		out = []byte("{}")
+	}
+	f, err := ParseFeatures(out)
+	if err != nil {
+		return nil, fmt.Errorf("%s features: %w", runtime, err)
+	}
+	if err := os.MkdirAll(cacheDir, 0o711); err == nil {
+		tmp, err := os.CreateTemp(cacheDir, ".features-*")
+		if err == nil {
+			_, werr := tmp.Write(out)
+			cerr := tmp.Close()
+			if werr != nil || cerr != nil || os.Rename(tmp.Name(), cache) != nil {
+				os.Remove(tmp.Name())
+			}
+		}
+	}
+	return f, nil
+}

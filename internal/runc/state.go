@@ -1,0 +1,52 @@
+package runc
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// State is the part of runc's <root>/<id>/state.json that runc 1.1 to 1.5
+// all write the same way: the stable interface to another container, read
+// without starting a runc process.
+type State struct {
+	InitPID   int    `json:"init_process_pid"`
+	InitStart uint64 `json:"init_process_start"`
+	Config    struct {
+		Labels []string `json:"labels"`
+	} `json:"config"`
+}
+
+// maxStateSize bounds what we read of a state file.
+const maxStateSize = 16 << 20
+
+// ReadState reads a container's runc state. It returns an error wrapping
+// os.ErrNotExist when runc has no such container.
+func ReadState(root, id string) (*State, error) {
+	path := filepath.Join(root, id, "state.json")
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var st State
+	dec := json.NewDecoder(io.LimitReader(f, maxStateSize))
+	if err := dec.Decode(&st); err != nil {
+		return nil, fmt.Errorf("read runc state %s: %w", path, err)
+	}
+	return &st, nil
+}
+
+// Annotation returns the value of annotation key: runc keeps the spec's
+// annotations as "key=value" labels (with "bundle=<path>" among them).
+func (s *State) Annotation(key string) (string, bool) {
+	for _, l := range s.Config.Labels {
+		if v, ok := strings.CutPrefix(l, key+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
+)
+
+// layout names the files under stateDir (see README "State directory").
+//
+//	<stateDir>/pool.lock, pool.json            the pool (package pool)
+//	<stateDir>/pods/<owner>/userns             the pod's pinned user namespace
+//	<stateDir>/pods/<owner>/mapping            "<hostID> <size>" of that namespace
+//	<stateDir>/containers/<root>/<id>/rootfs   a container's idmapped rootfs,
+//	                                           mounted only while runc creates it
+//
+// <root> is a short hash of runc's --root: container IDs are unique per
+// root only (containerd runs one root per namespace).
+type layout string
+
+func (l layout) podDir(owner string) string  { return filepath.Join(string(l), "pods", owner) }
+func (l layout) pin(owner string) string     { return filepath.Join(l.podDir(owner), "userns") }
+func (l layout) mapping(owner string) string { return filepath.Join(l.podDir(owner), "mapping") }
+
+func (l layout) containerDir(root, id string) string {
+	sum := sha256.Sum256([]byte(filepath.Clean(root)))
+	return filepath.Join(string(l), "containers", hex.EncodeToString(sum[:6]), id)
+}
+
+func (l layout) stagedRootfs(root, id string) string {
+	return filepath.Join(l.containerDir(root, id), "rootfs")
+}

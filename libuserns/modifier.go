@@ -1,0 +1,80 @@
+package libuserns
+
+import (
+	"errors"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// Modifier puts a container in the user namespace pinned at Path. runc 1.1
+// needs the namespace's mappings in the spec too (it computes the host
+// root's IDs from them); runc >= 1.2 reads them from the namespace itself
+// and warns when both are given, so UID and GID are left empty for it.
+type Modifier struct {
+	Path     string
+	UID, GID []specs.LinuxIDMapping
+}
+
+// Modify implements the spec modifier contract: no I/O, no allocation.
+func (m Modifier) Modify(s *specs.Spec) error {
+	if m.Path == "" || len(m.UID) != len(m.GID) && (len(m.UID) == 0 || len(m.GID) == 0) {
+		return errors.New("libuserns: modifier needs a namespace path, and both mappings or neither")
+	}
+	if s.Linux == nil {
+		s.Linux = &specs.Linux{}
+	}
+	ns := specs.LinuxNamespace{Type: specs.UserNamespace, Path: m.Path}
+	replaced := false
+	for i := range s.Linux.Namespaces {
+		if s.Linux.Namespaces[i].Type == specs.UserNamespace {
+			s.Linux.Namespaces[i] = ns
+			replaced = true
+		}
+	}
+	if !replaced {
+		// First in the list: runc joins namespaces in list order only for
+		// display; placement does not change behaviour, but it reads well.
+		s.Linux.Namespaces = append([]specs.LinuxNamespace{ns}, s.Linux.Namespaces...)
+	}
+	s.Linux.UIDMappings = append([]specs.LinuxIDMapping(nil), m.UID...)
+	s.Linux.GIDMappings = append([]specs.LinuxIDMapping(nil), m.GID...)
+	if len(m.UID) == 0 {
+		s.Linux.UIDMappings, s.Linux.GIDMappings = nil, nil
+	}
+	return nil
+}
+
+// HasUserns reports whether the spec already asks for a user namespace or
+// carries mappings: the caller's choices win over ours.
+func HasUserns(s *specs.Spec) bool {
+	if s.Linux == nil {
+		return false
+	}
+	if len(s.Linux.UIDMappings) > 0 || len(s.Linux.GIDMappings) > 0 {
+		return true
+	}
+	for _, ns := range s.Linux.Namespaces {
+		if ns.Type == specs.UserNamespace {
+			return true
+		}
+	}
+	return false
+}
+
+// Remove undoes Modify for the namespace at path: the entry and the
+// mappings go.
+func Remove(s *specs.Spec, path string) {
+	if s.Linux == nil {
+		return
+	}
+	kept := s.Linux.Namespaces[:0]
+	for _, ns := range s.Linux.Namespaces {
+		if ns.Type == specs.UserNamespace && ns.Path == path {
+			continue
+		}
+		kept = append(kept, ns)
+	}
+	s.Linux.Namespaces = kept
+	s.Linux.UIDMappings = nil
+	s.Linux.GIDMappings = nil
+}

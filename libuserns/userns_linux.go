@@ -1,0 +1,102 @@
+package libuserns
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+)
+
+func toSys(m []specs.LinuxIDMapping) []syscall.SysProcIDMap {
+	out := make([]syscall.SysProcIDMap, len(m))
+	for i, e := range m {
+		out[i] = syscall.SysProcIDMap{ContainerID: int(e.ContainerID), HostID: int(e.HostID), Size: int(e.Size)}
+	}
+	return out
+}
+
+// NewUserns returns an fd (O_RDONLY|O_CLOEXEC) of a new user namespace
+// with the given mappings.
+func NewUserns(uid, gid []specs.LinuxIDMapping) (*os.File, error) {
+	// The child stops with SIGTRAP at execve (PTRACE_TRACEME): it never
+	// runs /proc/self/exe, it only has to exist while we open its
+	// namespace. Go writes the maps from the parent before the exec.
+	proc, err := os.StartProcess("/proc/self/exe", []string{"runc-userns-userns-holder"}, &os.ProcAttr{
+		Sys: &syscall.SysProcAttr{
+			Cloneflags:                 unix.CLONE_NEWUSER,
+			UidMappings:                toSys(uid),
+			GidMappings:                toSys(gid),
+			GidMappingsEnableSetgroups: true,
+			Ptrace:                     true,
+			Pdeathsig:                  unix.SIGKILL,
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create user namespace with uid map %q: %w (check user.max_user_namespaces and that the host IDs are not in use by a mapping the kernel refuses)", FormatMappings(uid), err)
+	}
+	defer func() {
+		_ = proc.Kill()
+		_, _ = proc.Wait()
+	}()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", proc.Pid))
+	if err != nil {
+		return nil, fmt.Errorf("open user namespace of helper %d: %w", proc.Pid, err)
+	}
+	return f, nil
+}
+
+// Pin bind-mounts the namespace ns on path (created, mode 0444) so that the
+// namespace lives on without processes. The mount is private: on a host
+// whose /run is shared it does not propagate to other mount namespaces.
+func Pin(ns *os.File, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o711); err != nil {
+		return fmt.Errorf("pin user namespace: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDONLY, 0o444)
+	if err != nil {
+		return fmt.Errorf("pin user namespace: %w", err)
+	}
+	f.Close()
+	src := fmt.Sprintf("/proc/self/fd/%d", ns.Fd())
+	if err := unix.Mount(src, path, "", unix.MS_BIND, ""); err != nil {
+		os.Remove(path)
+		return fmt.Errorf("pin user namespace on %s: %w", path, &os.PathError{Op: "mount", Path: path, Err: err})
+	}
+	_ = unix.Mount("", path, "", unix.MS_PRIVATE, "")
+	return nil
+}
+
+// OpenPinned opens a pinned namespace and checks that it is a user
+// namespace (a plain file or another namespace type is refused).
+func OpenPinned(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	t, err := unix.IoctlRetInt(int(f.Fd()), unix.NS_GET_NSTYPE)
+	if err != nil || t != unix.CLONE_NEWUSER {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("namespace type %#x", t)
+		}
+		return nil, fmt.Errorf("%s is not a user namespace: %w", path, err)
+	}
+	return f, nil
+}
+
+// Unpin detaches the pin at path and removes the file. A path that is gone
+// or not mounted is fine: unpinning is idempotent.
+func Unpin(path string) error {
+	err := unix.Unmount(path, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
+	if err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("unpin user namespace: %w", &os.PathError{Op: "umount", Path: path, Err: err})
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("unpin user namespace: %w", err)
+	}
+	return nil
+}

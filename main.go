@@ -1,0 +1,67 @@
+// Command runc-userns is a drop-in runc wrapper: it gives pods that ask for
+// it their own user namespace from a pool of host ID ranges, with idmapped
+// rootfs, and passes every other call to the real runc untouched.
+package main
+
+import (
+	"os"
+
+	"github.com/runc-userns/runc-userns/internal/config"
+	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/internal/runc"
+)
+
+// version is set at build time (Makefile: -ldflags "-X main.version=...").
+var version = "dev"
+
+func main() {
+	os.Exit(dispatch(os.Args))
+}
+
+// dispatch: argv → Invocation, logging, config, then one of: our admin
+// verbs, the create/run pipeline, the delete path, or exec of the real runc
+// with argv untouched.
+func dispatch(argv []string) int {
+	if len(argv) > 1 && adminVerbs[argv[1]] {
+		return admin(argv)
+	}
+	inv := oci.Parse(argv[1:])
+	log, sink, err := newLogger(inv.Log, inv.LogFormat, inv.Debug)
+	if err != nil {
+		// An unusable --log or --log-format: runc reports it in its words.
+		return passThrough(inv, "")
+	}
+	a := &app{inv: inv, log: log, sink: sink}
+	if a.cfg, err = config.Load(os.Getenv); err != nil {
+		return a.fail(err)
+	}
+	if a.runtime, err = runc.Find(a.cfg.Runtime, os.Getenv("PATH")); err != nil {
+		return a.fail(err)
+	}
+	switch {
+	case inv.Version && inv.Command == "":
+		return a.version()
+	case (inv.Command == "create" || inv.Command == "run") && inv.Scanned:
+		return a.create()
+	case inv.Command == "delete" && inv.Scanned:
+		return a.delete()
+	}
+	return a.exec()
+}
+
+// passThrough execs runc when even our logging could not be set up.
+func passThrough(inv *oci.Invocation, _ string) int {
+	cfg, err := config.Load(os.Getenv)
+	if err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		return 1
+	}
+	path, err := runc.Find(cfg.Runtime, os.Getenv("PATH"))
+	if err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		return 1
+	}
+	err = runc.Exec(path, inv.Args)
+	os.Stderr.WriteString(err.Error() + "\n")
+	return 1
+}

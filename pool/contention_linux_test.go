@@ -1,0 +1,149 @@
+package pool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// contentionEnv marks a child process of TestContention: its value is
+// "DIR INDEX CYCLES SLOTS".
+const contentionEnv = "RUNC_USERNS_POOL_CONTENTION_CHILD"
+
+// TestContention runs 8 processes that each allocate, join, leave and
+// free ranges from one small pool, many times over. flock locks belong to
+// open file descriptions and every runc-userns call is its own process, so
+// processes, not goroutines, are what must not collide. Each child proves
+// it alone holds its range by creating a marker file for it with O_EXCL
+// before using it and removing the marker before freeing it; a second
+// holder of the same slot would find the marker. At the end the pool must
+// be empty and every cycle accounted for: no lost update.
+func TestContention(t *testing.T) {
+	if spec := os.Getenv(contentionEnv); spec != "" {
+		contentionChild(t, spec)
+		return
+	}
+	if testing.Short() {
+		t.Skip("spawns 8 processes doing hundreds of fsynced writes; skipped in -short")
+	}
+	const children, cycles, slots = 8, 40, 3 // fewer slots than children: exhaustion happens
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "markers"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	outs := make([][]byte, children)
+	errs := make([]error, children)
+	for i := range children {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestContention$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %d %d", contentionEnv, dir, i, cycles, slots))
+		wg.Go(func() { outs[i], errs[i] = cmd.CombinedOutput() })
+	}
+	wg.Wait()
+	for i := range children {
+		if errs[i] != nil {
+			t.Errorf("child %d: %v\n%s", i, errs[i], outs[i])
+		}
+	}
+	if t.Failed() {
+		return
+	}
+
+	p := contentionPool(t, dir, slots)
+	if all, err := p.List(); err != nil || len(all) != 0 {
+		t.Errorf("pool not empty at the end: %+v, %v", all, err)
+	}
+	if left, _ := os.ReadDir(filepath.Join(dir, "markers")); len(left) != 0 {
+		t.Errorf("markers left: %v", left)
+	}
+	total, waits := 0, 0
+	for i := range children {
+		raw, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("result-%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var done, exhausted int
+		if _, err := fmt.Sscan(string(raw), &done, &exhausted); err != nil {
+			t.Fatalf("child %d result %q: %v", i, raw, err)
+		}
+		total += done
+		waits += exhausted
+	}
+	if total != children*cycles {
+		t.Errorf("%d cycles completed, want %d", total, children*cycles)
+	}
+	t.Logf("%d processes, %d allocate/join/leave/leave cycles on %d slots, %d waits on an exhausted pool", children, total, slots, waits)
+}
+
+func contentionPool(t *testing.T, dir string, slots uint32) *Pool {
+	t.Helper()
+	p, err := New(Config{Ranges: []Range{{HostID: base, Size: slots * 65536}}, StateDir: filepath.Join(dir, "state")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func contentionChild(t *testing.T, spec string) {
+	f := strings.Fields(spec)
+	if len(f) != 4 {
+		t.Fatalf("bad %s=%q", contentionEnv, spec)
+	}
+	dir := f[0]
+	idx, _ := strconv.Atoi(f[1])
+	cycles, _ := strconv.Atoi(f[2])
+	slots, _ := strconv.Atoi(f[3])
+	p := contentionPool(t, dir, uint32(slots))
+	deadline := time.Now().Add(2 * time.Minute)
+	done, exhausted := 0, 0
+	for done < cycles {
+		if time.Now().After(deadline) {
+			t.Fatalf("child %d: %d of %d cycles done by the deadline", idx, done, cycles)
+		}
+		owner := fmt.Sprintf("child%d-cycle%d", idx, done)
+		a, err := p.Allocate(owner, "/run/runc", owner)
+		if errors.Is(err, ErrExhausted) {
+			exhausted++
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: Allocate: %v", owner, err)
+		}
+		marker := filepath.Join(dir, "markers", strconv.FormatUint(uint64(a.HostID), 10))
+		mf, err := os.OpenFile(marker, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			holder, _ := os.ReadFile(marker)
+			t.Fatalf("%s: got host IDs %d+%d, which %q still holds: %v", owner, a.HostID, a.Size, holder, err)
+		}
+		mf.WriteString(owner)
+		mf.Close()
+		// Our record must still be there, as we wrote it: no lost update.
+		if got, ok, err := p.Get(owner); err != nil || !ok || got.HostID != a.HostID {
+			t.Fatalf("%s: Get = %+v, %v, %v; want host ID %d", owner, got, ok, err, a.HostID)
+		}
+		if _, err := p.Join(owner, "app"); err != nil {
+			t.Fatalf("%s: Join: %v", owner, err)
+		}
+		if freed, err := p.Leave(owner, "app"); err != nil || freed {
+			t.Fatalf("%s: Leave app = %v, %v; want not freed", owner, freed, err)
+		}
+		if err := os.Remove(marker); err != nil {
+			t.Fatal(err)
+		}
+		if freed, err := p.Leave(owner, owner); err != nil || !freed {
+			t.Fatalf("%s: last Leave = %v, %v; want freed", owner, freed, err)
+		}
+		done++
+	}
+	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("result-%d", idx)), fmt.Appendf(nil, "%d %d\n", done, exhausted), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,136 @@
+package pool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// update runs fn on the state under an exclusive lock and writes the state
+// back when fn reports a change. create makes the state directory if it is
+// missing (only Allocate adds records to an empty pool); otherwise a
+// missing directory is an empty pool that nothing can change.
+func (p *Pool) update(create bool, fn func(st *state) (changed bool, err error)) error {
+	if create {
+		if err := os.MkdirAll(p.dir, 0o711); err != nil {
+			return fmt.Errorf("user namespace pool: %w", err)
+		}
+	}
+	unlock, err := p.lock(unix.LOCK_EX)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := p.read()
+	if err != nil {
+		return err
+	}
+	changed, err := fn(st)
+	if err != nil || !changed {
+		return err
+	}
+	data, err := encodeState(st)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(p.dir, StateFile, data)
+}
+
+// view runs fn on the state under a shared lock.
+func (p *Pool) view(fn func(st *state) error) error {
+	unlock, err := p.lock(unix.LOCK_SH)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := p.read()
+	if err != nil {
+		return err
+	}
+	return fn(st)
+}
+
+// lock opens the lock file (its own open file description: flock locks
+// belong to it, so two calls in one process exclude each other as two
+// processes do) and flocks it. A missing state directory is not created:
+// the returned unlock is a no-op and read finds an empty pool.
+func (p *Pool) lock(how int) (unlock func(), err error) {
+	path := filepath.Join(p.dir, LockFile)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	if errors.Is(err, unix.ENOENT) {
+		if _, serr := os.Stat(p.dir); errors.Is(serr, os.ErrNotExist) {
+			return func() {}, nil
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("user namespace pool lock: %w", &os.PathError{Op: "open", Path: path, Err: err})
+	}
+	for {
+		err = unix.Flock(fd, how)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("user namespace pool lock: %w", &os.PathError{Op: "flock", Path: path, Err: err})
+	}
+	// Closing the only fd of the description drops the lock.
+	return func() { unix.Close(fd) }, nil
+}
+
+// read loads the state file; a missing file is an empty pool.
+func (p *Pool) read() (*state, error) {
+	path := filepath.Join(p.dir, StateFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return &state{Version: stateVersion, SlotSize: p.layout.slot}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("user namespace pool: %w", err)
+	}
+	st, err := parseState(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (fix or remove the record by hand: the pool allocates nothing until then)", path, err)
+	}
+	return st, nil
+}
+
+// writeFileAtomic replaces dir/name with data so that a reader, or the
+// file after a crash, is either the old content or the new one: write a
+// temporary file, fsync it, rename it over, fsync the directory. The
+// temporary file's name is fixed because only the holder of the exclusive
+// lock writes: one left by a crash is truncated by the next writer.
+func writeFileAtomic(dir, name string, data []byte) error {
+	final := filepath.Join(dir, name)
+	tmp := final + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("user namespace pool: %w", err)
+	}
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, final)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("user namespace pool: write %s: %w", final, err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("user namespace pool: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("user namespace pool: fsync %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,12 @@
+//go:build !linux
+
+package pool
+
+import "errors"
+
+// The pool relies on flock(2) per open file description; only Linux runs
+// runc-userns.
+var errUnsupported = errors.New("user namespace pool: only supported on Linux")
+
+func (p *Pool) update(bool, func(*state) (bool, error)) error { return errUnsupported }
+func (p *Pool) view(func(*state) error) error                 { return errUnsupported }

@@ -1,0 +1,251 @@
+#!/usr/bin/env bats
+# User namespaces from the pool: the core promise (issue: runc-userns core).
+
+load helpers
+
+setup() {
+	requires root
+	setup_env
+}
+
+teardown() {
+	teardown_env
+}
+
+# pod_range ID: "<hostID> <size>" the container's init sees in uid_map.
+uid_map_of() {
+	cexec "$1" cat /proc/self/uid_map | awk '{print $1, $2, $3}'
+}
+
+@test "auto: the pod's root is an unprivileged pool range, uid_map and gid_map agree" {
+	b=$(setup_bundle c1)
+	annotate "$b" runc-userns.io/userns auto
+	start_container "$b" c1
+	run -0 cexec c1 cat /proc/self/uid_map
+	[ "$(echo $output)" = "0 $POOL_BASE 65536" ]
+	run -0 cexec c1 cat /proc/self/gid_map
+	[ "$(echo $output)" = "0 $POOL_BASE 65536" ]
+	run -0 cexec c1 id -u
+	[ "$output" = 0 ]
+	# The host sees the container's init as the pool's first ID.
+	pid=$(wrapper state c1 | jq .pid)
+	[ "$(stat -c %u /proc/$pid)" = "$POOL_BASE" ]
+	# The pool records it.
+	run -0 pool_json
+	[ "$(echo "$output" | jq -r '.[0].owner')" = c1 ]
+	[ "$(echo "$output" | jq -r '.[0].hostID')" = "$POOL_BASE" ]
+	[ "$(echo "$output" | jq -r '.[0].size')" = 65536 ]
+	[ "$(echo "$output" | jq -r '.[0].root')" = "$RUNC_ROOT" ]
+}
+
+@test "auto: root can run binaries and create files in / and /tmp; the host sees them as root's" {
+	b=$(setup_bundle c1)
+	annotate "$b" runc-userns.io/userns auto
+	start_container "$b" c1
+	run -0 cexec c1 sh -c 'echo hi >/newfile && echo hi >/tmp/newfile && ls -ln /newfile /tmp/newfile && id'
+	[[ "$output" == *"uid=0(root) gid=0(root)"* ]]
+	# Written through the idmapped rootfs: on disk as host root, nothing chowned.
+	[ "$(stat -c %u:%g "$b/rootfs/newfile")" = 0:0 ]
+	[ "$(stat -c %u:%g "$b/rootfs/tmp/newfile")" = 0:0 ]
+	[ "$(stat -c %u:%g "$b/rootfs/bin/busybox")" = 0:0 ]
+}
+
+@test "two pods get disjoint ranges; delete returns them" {
+	b1=$(setup_bundle p1)
+	b2=$(setup_bundle p2)
+	annotate "$b1" runc-userns.io/userns auto
+	annotate "$b2" runc-userns.io/userns auto
+	start_container "$b1" p1
+	start_container "$b2" p2
+	m1=$(cexec p1 cat /proc/self/uid_map | awk '{print $2}')
+	m2=$(cexec p2 cat /proc/self/uid_map | awk '{print $2}')
+	[ "$m1" != "$m2" ]
+	[ $((m1 > m2 ? m1 - m2 : m2 - m1)) -ge 65536 ]
+	[ "$(pool_json | jq length)" = 2 ]
+	wrapper delete --force p1
+	[ "$(pool_json | jq -r '.[].owner')" = p2 ]
+	wrapper delete --force p2
+	[ "$(pool_json | jq length)" = 0 ]
+	[ -z "$(test_mounts)" ]
+}
+
+@test "a second container of the pod shares the pod's user namespace; the range goes back with the sandbox" {
+	sb=$(setup_bundle sandbox)
+	app=$(setup_bundle app)
+	annotate "$sb" runc-userns.io/userns auto
+	annotate "$app" runc-userns.io/userns auto
+	as_pod "$sb" sandbox sandbox
+	as_pod "$app" sandbox container
+	start_container "$sb" sandbox
+	start_container "$app" app
+	[ "$(cexec sandbox readlink /proc/self/ns/user)" = "$(cexec app readlink /proc/self/ns/user)" ]
+	[ "$(cexec app cat /proc/self/uid_map | awk '{print $1, $2, $3}')" = "0 $POOL_BASE 65536" ]
+	[ "$(pool_json | jq length)" = 1 ]
+	[ "$(pool_json | jq -c '.[0].members | sort')" = '["app","sandbox"]' ]
+	wrapper delete --force app
+	[ "$(pool_json | jq -c '.[0].members')" = '["sandbox"]' ]
+	wrapper delete --force sandbox
+	[ "$(pool_json | jq length)" = 0 ]
+	[ ! -e "$STATE_DIR/pods/sandbox" ]
+}
+
+@test "an app container whose sandbox has no user namespace is refused with a clear error" {
+	app=$(setup_bundle app)
+	annotate "$app" runc-userns.io/userns auto
+	as_pod "$app" nosuchsandbox container
+	run -1 wrapper create --bundle "$app" app
+	[[ "$output" == *"container app"* ]]
+	[[ "$output" == *"pod nosuchsandbox has no user namespace"* ]]
+	[ ! -e "$RUNC_ROOT/app" ]
+}
+
+@test "32 pods created in parallel get 32 disjoint ranges" {
+	for i in $(seq 1 32); do
+		b=$(setup_bundle "par$i")
+		annotate "$b" runc-userns.io/userns auto
+		update_config "$b" '.process.args = ["true"]'
+	done
+	for i in $(seq 1 32); do
+		wrapper create --bundle "$TESTDIR/par$i" "par$i" </dev/null >/dev/null 2>"$TESTDIR/par$i.err" &
+	done
+	wait
+	for i in $(seq 1 32); do
+		[ ! -s "$TESTDIR/par$i.err" ] || { cat "$TESTDIR/par$i.err"; false; }
+	done
+	run -0 pool_json
+	[ "$(echo "$output" | jq length)" = 32 ]
+	[ "$(echo "$output" | jq '[.[].hostID] | unique | length')" = 32 ]
+	# Each container's init really runs as its recorded range.
+	for i in $(seq 1 32); do
+		pid=$(wrapper state "par$i" | jq .pid)
+		want=$(echo "$output" | jq -r ".[] | select(.owner == \"par$i\") | .hostID")
+		[ "$(stat -c %u /proc/$pid)" = "$want" ]
+	done
+	for i in $(seq 1 32); do wrapper delete --force "par$i" & done
+	wait
+	[ "$(pool_json | jq length)" = 0 ]
+}
+
+@test "pool exhausted: a clear error, nothing created, nothing leaked" {
+	POOL_SLOTS=1 write_config '{}'
+	b1=$(setup_bundle e1)
+	b2=$(setup_bundle e2)
+	annotate "$b1" runc-userns.io/userns auto
+	annotate "$b2" runc-userns.io/userns auto
+	start_container "$b1" e1
+	run -1 wrapper create --bundle "$b2" e2
+	[[ "$output" == *"user namespace pool exhausted: 1 of 1 ranges in use (see runc-userns pool ls)"* ]]
+	[ ! -e "$RUNC_ROOT/e2" ]
+	[ "$(pool_json | jq -r '.[].owner')" = e1 ]
+}
+
+@test "no annotation and host: config.json is not touched, no range is taken" {
+	b=$(setup_bundle none)
+	h=$(setup_bundle host)
+	annotate "$h" runc-userns.io/userns host
+	sum_none=$(sha256sum <"$b/config.json")
+	sum_host=$(sha256sum <"$h/config.json")
+	mtime=$(stat -c %Y.%N "$b/config.json")
+	start_container "$b" none
+	start_container "$h" host
+	[ "$(sha256sum <"$b/config.json")" = "$sum_none" ]
+	[ "$(sha256sum <"$h/config.json")" = "$sum_host" ]
+	[ "$(stat -c %Y.%N "$b/config.json")" = "$mtime" ]
+	[ "$(cexec none cat /proc/self/uid_map | awk '{print $1, $2, $3}')" = "0 0 4294967295" ]
+	[ ! -e "$STATE_DIR/pool.json" ] || [ "$(pool_json | jq length)" = 0 ]
+}
+
+@test "caller's mappings win: nothing allocated, mappings untouched" {
+	b=$(setup_bundle own)
+	annotate "$b" runc-userns.io/userns auto
+	chown -R 1000000:1000000 "$b/rootfs"
+	update_config "$b" '.linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 1000000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 1000000, "size": 65536}]'
+	start_container "$b" own
+	[ "$(cexec own cat /proc/self/uid_map | awk '{print $1, $2, $3}')" = "0 1000000 65536" ]
+	[ ! -e "$STATE_DIR/pool.json" ] || [ "$(pool_json | jq length)" = 0 ]
+	run -0 jq -r '.annotations["runc-userns.io/stamp"] // "none"' "$b/config.json"
+	[ "$output" = none ]
+}
+
+@test "the same bundle runs twice: the second create recognises the first one's edits" {
+	b=$(setup_bundle twice)
+	annotate "$b" runc-userns.io/userns auto
+	update_config "$b" '.process.args = ["sh", "-c", "cat /proc/self/uid_map; id -u"]'
+	orig_root=$(jq -r .root.path "$b/config.json")
+	run -0 wrapper run --bundle "$b" twice </dev/null
+	[[ "$output" == *"0 $POOL_BASE"*"65536"* ]]
+	[ "$(jq -r '.annotations["runc-userns.io/stamp"]' "$b/config.json" | jq -r .rootfs)" = "$orig_root" ]
+	run -0 wrapper run --bundle "$b" twice </dev/null
+	[[ "$output" == *"0 $POOL_BASE"*"65536"* ]]
+	[ "$(echo "$output" | tail -1)" = 0 ]
+	[ "$(jq '.linux.namespaces | map(select(.type == "user")) | length' "$b/config.json")" = 1 ]
+	[ "$(pool_json | jq length)" = 0 ]
+}
+
+@test "run in the foreground: exit status kept, range released when runc returns" {
+	b=$(setup_bundle fg)
+	annotate "$b" runc-userns.io/userns auto
+	update_config "$b" '.process.args = ["sh", "-c", "exit 3"]'
+	run -3 wrapper run --bundle "$b" fg </dev/null
+	[ "$(pool_json | jq length)" = 0 ]
+	[ -z "$(test_mounts)" ]
+}
+
+@test "bad annotation value and mode off: clear errors naming the container and value" {
+	b=$(setup_bundle bad)
+	annotate "$b" runc-userns.io/userns yes-please
+	run -1 wrapper create --bundle "$b" bad
+	[[ "$output" == *'container bad: runc-userns.io/userns="yes-please"'* ]]
+	annotate "$b" runc-userns.io/userns auto
+	write_config '{"userns": {"mode": "off"}}'
+	run -1 wrapper create --bundle "$b" bad
+	[[ "$output" == *"container bad asks for a user namespace"*"turned them off"* ]]
+	[ ! -e "$RUNC_ROOT/bad" ]
+}
+
+@test "mode always: every eligible pod gets a range; host opts out; host-network pods are skipped" {
+	write_config '{"userns": {"mode": "always"}}'
+	a=$(setup_bundle a)
+	h=$(setup_bundle h)
+	n=$(setup_bundle n)
+	annotate "$h" runc-userns.io/userns host
+	update_config "$n" '.linux.namespaces |= map(select(.type != "network"))'
+	start_container "$a" a
+	start_container "$h" h
+	start_container "$n" n
+	[ "$(cexec a cat /proc/self/uid_map | awk '{print $2}')" = "$POOL_BASE" ]
+	[ "$(cexec h cat /proc/self/uid_map | awk '{print $2}')" = 0 ]
+	[ "$(cexec n cat /proc/self/uid_map | awk '{print $2}')" = 0 ]
+	[ "$(pool_json | jq -r '.[].owner')" = a ]
+}
+
+@test "auto with the host's network namespace is refused" {
+	b=$(setup_bundle hn)
+	annotate "$b" runc-userns.io/userns auto
+	update_config "$b" '.linux.namespaces |= map(select(.type != "network"))'
+	run -1 wrapper create --bundle "$b" hn
+	[[ "$output" == *"container hn asks for runc-userns.io/userns=auto but shares the host's [network] namespace"* ]]
+}
+
+@test "a failed runc create leaves no mount, no range, no state dir entry" {
+	b=$(setup_bundle broken)
+	annotate "$b" runc-userns.io/userns auto
+	update_config "$b" '.process.args = ["/does/not/exist"]'
+	run ! wrapper run --bundle "$b" broken </dev/null
+	[ "$(pool_json | jq length)" = 0 ]
+	[ -z "$(test_mounts)" ]
+}
+
+@test "delete with an empty environment finds what the container held" {
+	b=$(setup_bundle envless)
+	annotate "$b" runc-userns.io/userns auto
+	start_container "$b" envless
+	[ "$(pool_json | jq length)" = 1 ]
+	run -0 env -i "$WRAPPER" --root "$RUNC_ROOT" kill envless KILL
+	sleep 0.2
+	run -0 env -i "$WRAPPER" --root "$RUNC_ROOT" delete --force envless
+	[ "$(pool_json | jq length)" = 0 ]
+	[ ! -e "$STATE_DIR/pods/envless" ]
+}

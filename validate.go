@@ -1,0 +1,71 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/libuserns"
+)
+
+// check is one named rule the edited spec must satisfy before it is
+// written; its message states the rule.
+type check struct {
+	name string
+	fn   func(*specs.Spec, *oci.Stamp) error
+}
+
+var checks = []check{
+	{"pod mapping", func(s *specs.Spec, st *oci.Stamp) error {
+		want := libuserns.PodMappings(st.HostID, st.Size)
+		if !st.Mappings {
+			want = nil // the runtime reads them from the pinned namespace
+		}
+		if !libuserns.Equal(s.Linux.UIDMappings, want) || !libuserns.Equal(s.Linux.GIDMappings, want) {
+			return fmt.Errorf("uid and gid mappings must both be exactly %q", libuserns.FormatMappings(want))
+		}
+		return nil
+	}},
+	{"no host root", func(s *specs.Spec, _ *oci.Stamp) error {
+		if libuserns.MapsHostRoot(s.Linux.UIDMappings) || libuserns.MapsHostRoot(s.Linux.GIDMappings) {
+			return errors.New("a pool mapping must never map host uid or gid 0")
+		}
+		return nil
+	}},
+	{"one user namespace", func(s *specs.Spec, st *oci.Stamp) error {
+		n := 0
+		for _, ns := range s.Linux.Namespaces {
+			if ns.Type == specs.UserNamespace {
+				n++
+				if ns.Path != st.UsernsPath {
+					return fmt.Errorf("the user namespace must be the pod's pin %s, not %q", st.UsernsPath, ns.Path)
+				}
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("the spec must have exactly one user namespace entry, has %d", n)
+		}
+		return nil
+	}},
+	{"staged rootfs", func(s *specs.Spec, st *oci.Stamp) error {
+		if s.Root == nil || s.Root.Path != st.Staged {
+			return fmt.Errorf("root.path must be the idmapped staging mount %s", st.Staged)
+		}
+		return nil
+	}},
+}
+
+// validate runs every check and reports the first rule broken.
+func validate(s *specs.Spec, st *oci.Stamp) error {
+	if s.Linux == nil {
+		return errors.New("invalid edited spec: no linux section")
+	}
+	for _, c := range checks {
+		if err := c.fn(s, st); err != nil {
+			return fmt.Errorf("invalid edited spec (%s): %w", c.name, err)
+		}
+	}
+	return nil
+}
