@@ -12,7 +12,8 @@
 //     nsfs inode on a file (as `ip netns` does). A pinned path names that
 //     namespace and no other for as long as the mount exists: unlike
 //     /proc/<pid>/ns/user it cannot be recycled with a PID. Unpin detaches
-//     the mount and removes the file.
+//     the mount and unlinks the file, which also drops copies that mount
+//     propagation made in other mount namespaces.
 //   - Modifier edits nothing but linux.namespaces[user], linux.uidMappings
 //     and linux.gidMappings.
 //

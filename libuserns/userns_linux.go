@@ -50,8 +50,10 @@ func NewUserns(uid, gid []specs.LinuxIDMapping) (*os.File, error) {
 }
 
 // Pin bind-mounts the namespace ns on path (created, mode 0444) so that the
-// namespace lives on without processes. The mount is private: on a host
-// whose /run is shared it does not propagate to other mount namespaces.
+// namespace lives on without processes. Like any mount made under a shared
+// parent (a host whose /run is shared), it is copied to that parent's
+// peers; Unpin's unlink removes those copies too (Linux >= 3.18 detaches
+// every mount on an unlinked mountpoint, in all mount namespaces).
 func Pin(ns *os.File, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o711); err != nil {
 		return fmt.Errorf("pin user namespace: %w", err)
@@ -66,7 +68,6 @@ func Pin(ns *os.File, path string) error {
 		os.Remove(path)
 		return fmt.Errorf("pin user namespace on %s: %w", path, &os.PathError{Op: "mount", Path: path, Err: err})
 	}
-	_ = unix.Mount("", path, "", unix.MS_PRIVATE, "")
 	return nil
 }
 

@@ -3,6 +3,7 @@ package oci
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // mergeForeign puts back into edited every object member of raw that the
@@ -56,13 +57,15 @@ func mergeValue(edited, known, raw any) any {
 		}
 		k, _ := known.(map[string]any)
 		for key, rv := range r {
-			kv, isKnown := k[key]
-			ev, inEdited := e[key]
+			// encoding/json (runc's decoder too) matches object keys to
+			// struct fields case-insensitively: "Linux" is the linux field.
+			kk, isKnown := lookupFold(k, key)
+			ek, inEdited := lookupFold(e, key)
 			switch {
 			case !isKnown && !inEdited:
 				e[key] = rv // foreign: keep it as it was
 			case isKnown && inEdited:
-				e[key] = mergeValue(ev, kv, rv)
+				e[ek] = mergeValue(e[ek], k[kk], rv)
 			}
 		}
 		return e
@@ -78,4 +81,18 @@ func mergeValue(edited, known, raw any) any {
 		return e
 	}
 	return edited
+}
+
+// lookupFold finds key in m, exactly or else case-insensitively, as
+// encoding/json matches keys to fields.
+func lookupFold(m map[string]any, key string) (string, bool) {
+	if _, ok := m[key]; ok {
+		return key, true
+	}
+	for k := range m {
+		if strings.EqualFold(k, key) {
+			return k, true
+		}
+	}
+	return "", false
 }

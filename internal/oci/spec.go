@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
@@ -33,7 +34,9 @@ type Document struct {
 // Load reads and parses <bundle>/config.json.
 func Load(bundle string) (*Document, error) {
 	path := filepath.Join(bundle, "config.json")
-	f, err := os.Open(path)
+	// O_NONBLOCK: a FIFO planted as config.json must not hang us; it is
+	// refused below as not a regular file.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open bundle spec: %w", err)
 	}
@@ -73,10 +76,10 @@ func describeJSONError(path string, raw []byte, err error) error {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		line, col := position(raw, syn.Offset)
+		line, col := position(raw, syn.Offset-1)
 		return fmt.Errorf("%w: %s: invalid JSON at offset %d (line %d, column %d): %v; fix the file or the tool that wrote it", ErrBadSpec, path, syn.Offset, line, col, syn)
 	case errors.As(err, &typ):
-		line, col := position(raw, typ.Offset)
+		line, col := position(raw, typ.Offset-1)
 		return fmt.Errorf("%w: %s: field %q at offset %d (line %d, column %d) is a JSON %s, want %s", ErrBadSpec, path, typ.Field, typ.Offset, line, col, typ.Value, typ.Type)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("%w: %s: truncated JSON (%d bytes): %v", ErrBadSpec, path, len(raw), err)
@@ -84,9 +87,14 @@ func describeJSONError(path string, raw []byte, err error) error {
 	return fmt.Errorf("%w: %s: %v", ErrBadSpec, path, err)
 }
 
+// position gives the line and column (both from 1) of the byte at index
+// off; encoding/json reports offsets just past the offending byte.
 func position(raw []byte, off int64) (line, col int) {
 	if off > int64(len(raw)) {
 		off = int64(len(raw))
+	}
+	if off < 0 {
+		off = 0
 	}
 	line = 1 + bytes.Count(raw[:off], []byte("\n"))
 	col = int(off) - bytes.LastIndexByte(raw[:off], '\n')

@@ -1,0 +1,255 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/runc-userns/runc-userns/pool"
+)
+
+// defaults is what an empty configuration means.
+func defaults() Config {
+	return Config{
+		StateDir: DefaultStateDir,
+		Userns:   Userns{Mode: ModeAnnotation, SubidUser: DefaultSubidUser, SlotSize: DefaultSlotSize},
+	}
+}
+
+const fullExample = `{"runtime": "/usr/sbin/runc", "stateDir": "/run/runc-userns", "userns": {"mode": "annotation", "subidUser": "runc-userns", "ranges": [{"hostID": 2147483648, "size": 67108864}], "slotSize": 65536}}`
+
+func TestParse(t *testing.T) {
+	cases := []struct {
+		name string
+		raw  string
+		want Config
+	}{
+		{"empty object", `{}`, defaults()},
+		{"blanks around", " \n\t{ }\n\n", defaults()},
+		{"empty userns", `{"userns": {}}`, defaults()},
+		{"full example", fullExample, Config{
+			Runtime:  "/usr/sbin/runc",
+			StateDir: "/run/runc-userns",
+			Userns: Userns{
+				Mode:      ModeAnnotation,
+				SubidUser: "runc-userns",
+				Ranges:    []pool.Range{{HostID: 2147483648, Size: 67108864}},
+				SlotSize:  65536,
+			},
+		}},
+		{"mode always", `{"userns": {"mode": "always"}}`, func() Config {
+			c := defaults()
+			c.Userns.Mode = ModeAlways
+			return c
+		}()},
+		{"mode off", `{"userns": {"mode": "off"}}`, func() Config {
+			c := defaults()
+			c.Userns.Mode = ModeOff
+			return c
+		}()},
+		{"several ranges, largest IDs", `{"userns": {"ranges": [{"hostID": 100000, "size": 65536}, {"hostID": 4294901760, "size": 65535}], "slotSize": 1024}}`, func() Config {
+			c := defaults()
+			c.Userns.Ranges = []pool.Range{{HostID: 100000, Size: 65536}, {HostID: 4294901760, Size: 65535}}
+			c.Userns.SlotSize = 1024
+			return c
+		}()},
+		{"other state dir and subid user", `{"stateDir": "/var/lib/x", "userns": {"subidUser": "containers"}}`, func() Config {
+			c := defaults()
+			c.StateDir = "/var/lib/x"
+			c.Userns.SubidUser = "containers"
+			return c
+		}()},
+		{"explicit zero slot size means the default", `{"userns": {"slotSize": 0}}`, defaults()},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Parse([]byte(c.raw))
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if !reflect.DeepEqual(*got, c.want) {
+				t.Errorf("Parse:\n got %+v\nwant %+v", *got, c.want)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct {
+		name    string
+		raw     string
+		mention []string
+	}{
+		{"unknown top-level key", `{"runtim": "/usr/sbin/runc"}`, []string{`"runtim"`}},
+		{"unknown nested key", `{"userns": {"mod": "always"}}`, []string{`"mod"`}},
+		{"unknown key in a range", `{"userns": {"ranges": [{"hostID": 1, "size": 2, "count": 3}]}}`, []string{`"count"`}},
+		{"bad mode", `{"userns": {"mode": "sometimes"}}`, []string{"userns.mode", `"sometimes"`, `"annotation"`, `"always"`, `"off"`}},
+		{"mode in the wrong case", `{"userns": {"mode": "Always"}}`, []string{"userns.mode", `"Always"`}},
+		{"relative stateDir", `{"stateDir": "run/runc-userns"}`, []string{"stateDir", `"run/runc-userns"`, "absolute"}},
+		{"relative runtime", `{"runtime": "runc"}`, []string{"runtime", `"runc"`, "absolute"}},
+		{"dot runtime", `{"runtime": "./runc"}`, []string{"runtime", `"./runc"`}},
+		{"trailing object", `{} {}`, []string{"trailing data"}},
+		{"trailing garbage", `{"runtime": "/r"}x`, []string{"trailing data"}},
+		{"trailing array", "{}\n[]", []string{"trailing data"}},
+		{"empty", ``, []string{"EOF"}},
+		{"not an object", `[]`, []string{"array"}},
+		{"truncated", `{"userns": {`, []string{"EOF"}},
+		{"hostID overflow", `{"userns": {"ranges": [{"hostID": 4294967296, "size": 1}]}}`, []string{"4294967296"}},
+		{"negative size", `{"userns": {"ranges": [{"hostID": 1, "size": -1}]}}`, []string{"-1"}},
+		{"slot size as a string", `{"userns": {"slotSize": "64k"}}`, []string{"slotSize", "string"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Parse([]byte(c.raw))
+			if err == nil {
+				t.Fatalf("Parse = %+v, want an error", got)
+			}
+			for _, s := range c.mention {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not mention %s", err, s)
+				}
+			}
+		})
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, contents string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(contents), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.json", fullExample)
+	bad := write("bad.json", `{"userns": {"mode": "sometimes"}}`)
+	missing := filepath.Join(dir, "missing.json")
+	cases := []struct {
+		name    string
+		env     string
+		want    *Config
+		is      error
+		mention []string
+	}{
+		{
+			name: "from the environment",
+			env:  good,
+			want: &Config{
+				Runtime: "/usr/sbin/runc", StateDir: "/run/runc-userns", Path: good,
+				Userns: Userns{Mode: ModeAnnotation, SubidUser: "runc-userns", Ranges: []pool.Range{{HostID: 2147483648, Size: 67108864}}, SlotSize: 65536},
+			},
+		},
+		{
+			name:    "named by the environment but missing",
+			env:     missing,
+			is:      os.ErrNotExist,
+			mention: []string{missing, EnvPath},
+		},
+		{
+			name:    "named by the environment but a directory",
+			env:     dir,
+			mention: []string{dir, EnvPath},
+		},
+		{
+			name:    "invalid",
+			env:     bad,
+			mention: []string{bad, `"sometimes"`},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var asked []string
+			getenv := func(k string) string {
+				asked = append(asked, k)
+				if k == EnvPath {
+					return c.env
+				}
+				return ""
+			}
+			got, err := Load(getenv)
+			if !reflect.DeepEqual(asked, []string{EnvPath}) {
+				t.Errorf("Load read the environment variables %q, want only %s", asked, EnvPath)
+			}
+			if c.want != nil {
+				if err != nil {
+					t.Fatalf("Load: %v", err)
+				}
+				if !reflect.DeepEqual(got, c.want) {
+					t.Errorf("Load:\n got %+v\nwant %+v", got, c.want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Load = %+v, want an error", got)
+			}
+			if c.is != nil && !errors.Is(err, c.is) {
+				t.Errorf("error %q does not wrap %v", err, c.is)
+			}
+			for _, s := range c.mention {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not mention %s", err, s)
+				}
+			}
+		})
+	}
+}
+
+// FuzzParse: Parse never panics, and what it accepts is valid and
+// survives a round trip through JSON.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		fullExample,
+		`{}`,
+		`null`,
+		`{"userns": {"mode": "off", "ranges": []}}`,
+		`{"runtime": "runc"}`,
+		`{"stateDir": ""}`,
+		`{} {}`,
+		`{"userns": {"slotSize": 4294967295}}`,
+		`{"RUNTIME": "/x"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		c, err := Parse(raw)
+		if err != nil {
+			return
+		}
+		switch c.Userns.Mode {
+		case ModeAnnotation, ModeAlways, ModeOff:
+		default:
+			t.Fatalf("accepted mode %q", c.Userns.Mode)
+		}
+		if !filepath.IsAbs(c.StateDir) {
+			t.Fatalf("accepted stateDir %q", c.StateDir)
+		}
+		if c.Runtime != "" && !filepath.IsAbs(c.Runtime) {
+			t.Fatalf("accepted runtime %q", c.Runtime)
+		}
+		if c.Userns.SubidUser == "" || c.Userns.SlotSize == 0 {
+			t.Fatalf("defaults not applied: %+v", c)
+		}
+		if c.Path != "" {
+			t.Fatalf("Parse set Path %q", c.Path)
+		}
+		out, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := Parse(out)
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", out, err)
+		}
+		if len(c.Userns.Ranges) == 0 {
+			c.Userns.Ranges = nil // [] and absent mean the same
+		}
+		if !reflect.DeepEqual(again, c) {
+			t.Fatalf("round trip:\n got %+v\nwant %+v", again, c)
+		}
+	})
+}
