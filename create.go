@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -45,6 +47,9 @@ func (a *app) create() int {
 		a.log.Warnf("container %s: unknown annotation %s ignored (known: %s, %s, %s)", inv.ID, k, oci.AnnotationUserns, oci.AnnotationPIDNamespace, oci.AnnotationIdmapSkip)
 	}
 	if req.Stamp != nil {
+		if err := a.verifyStamp(req.Stamp); err != nil {
+			return a.fail(fmt.Errorf("container %s: config.json carries a %s annotation that this node did not write (forged, or written before %s was cleared): %w; remove the annotation", inv.ID, oci.AnnotationStamp, a.cfg.StateDir, err))
+		}
 		undoStamp(doc.Spec, req.Stamp)
 		a.log.Debugf("container %s: undid the edits of an earlier create of bundle %s", inv.ID, bundle)
 	}
@@ -52,14 +57,14 @@ func (a *app) create() int {
 	if err != nil {
 		return a.fail(err)
 	}
-	if !want {
+	if !want && !idmap.Requested(doc.Spec) {
 		if _, err := doc.Flush(); err != nil {
 			return a.fail(fmt.Errorf("container %s: %w", inv.ID, err))
 		}
 		return a.exec()
 	}
 
-	c := &creation{app: a, id: inv.ID, bundle: bundle, req: req}
+	c := &creation{app: a, id: inv.ID, bundle: bundle, req: req, want: want}
 	status := c.do(doc)
 	if status == 0 {
 		a.sink.commit()
@@ -148,6 +153,24 @@ func bundleDir(flag string) (string, error) {
 	return filepath.Abs(flag)
 }
 
+// verifyStamp checks a stamp's MAC with this node's key: the configured
+// stateDir's, else the one the stamp names (a changed config).
+func (a *app) verifyStamp(st *oci.Stamp) error {
+	err := errors.New("no stamp key")
+	for _, dir := range []string{a.cfg.StateDir, st.StateDir} {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue
+		}
+		var key []byte
+		if key, err = oci.StampKey(dir, false); err == nil {
+			if err = st.Verify(key); err == nil {
+				return nil
+			}
+		}
+	}
+	return err
+}
+
 // undoStamp reverts the edits an earlier create of the same bundle made,
 // so they are not taken for the caller's mappings or rootfs.
 func undoStamp(s *specs.Spec, st *oci.Stamp) {
@@ -157,7 +180,14 @@ func undoStamp(s *specs.Spec, st *oci.Stamp) {
 	if st.Staged != "" && s.Root != nil && s.Root.Path == st.Staged {
 		s.Root.Path = st.Rootfs
 	}
+	if len(st.Mounts) > 0 {
+		var mounts []specs.Mount
+		if json.Unmarshal(st.Mounts, &mounts) == nil {
+			s.Mounts = mounts
+		}
+	}
 	delete(s.Annotations, oci.AnnotationStamp)
+	delete(s.Annotations, oci.AnnotationIdmapSkipped)
 }
 
 // creation is one create/run that takes a range.
@@ -165,6 +195,7 @@ type creation struct {
 	*app
 	id, bundle string
 	req        oci.Request
+	want       bool // a pool user namespace
 	root       string
 	lay        layout
 	pool       *pool.Pool
@@ -206,7 +237,9 @@ func (c *creation) do(doc *oci.Document) int {
 		c.rollback()
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
 	}
-	c.log.Infof("container %s: pod %s runs in user namespace %s, uid/gid 0-%d -> host %d-%d, rootfs idmapped at %s", c.id, stamp.Owner, stamp.UsernsPath, stamp.Size-1, stamp.HostID, uint64(stamp.HostID)+uint64(stamp.Size)-1, stamp.Staged)
+	if c.want {
+		c.log.Infof("container %s: pod %s runs in user namespace %s, uid/gid 0-%d -> host %d-%d, rootfs idmapped at %s", c.id, stamp.Owner, stamp.UsernsPath, stamp.Size-1, stamp.HostID, uint64(stamp.HostID)+uint64(stamp.Size)-1, stamp.Staged)
+	}
 
 	status := c.run()
 	// runc holds its own copy of the staging mount once the container
@@ -216,7 +249,7 @@ func (c *creation) do(doc *oci.Document) int {
 	// working directory. Whether the range stays taken depends on whether
 	// runc still has the container (it does not after a failed create, nor
 	// after a foreground run without --keep).
-	if err := idmap.Detach(stamp.Staged); err != nil {
+	if err := detachStaged(c.lay, c.root, c.id); err != nil {
 		c.log.Warnf("container %s: %v", c.id, err)
 	}
 	if _, err := os.Stat(filepath.Join(c.root, c.id, "state.json")); errors.Is(err, os.ErrNotExist) {
@@ -226,9 +259,42 @@ func (c *creation) do(doc *oci.Document) int {
 }
 
 // plan takes what the container needs from the outside world: the pod's
-// range, its pinned user namespace, the idmapped rootfs. Each step pushes
-// its undo.
+// range, its pinned user namespace, the idmapped rootfs and bind mounts.
+// Each step pushes its undo.
 func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
+	feat, err := runc.ProbeFeatures(c.runtime, c.cfg.StateDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	stamp := &oci.Stamp{Version: 1, Root: c.root, StateDir: c.cfg.StateDir, Runtime: c.runtime}
+	c.undo = append(c.undo, func() error { return removeStaged(c.lay, c.root, c.id) })
+	var mods []modifier
+	var pod []specs.LinuxIDMapping
+	var podNS *os.File
+	if c.want {
+		m, ns, err := c.planUserns(s, stamp, feat)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer ns.Close()
+		mods, podNS = m, ns
+		pod = libuserns.PodMappings(stamp.HostID, stamp.Size)
+	}
+	m, err := c.planMounts(s, stamp, feat, pod, podNS)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := oci.StampKey(c.cfg.StateDir, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	stamp.Sign(key)
+	return append(append(mods, m...), stampModifier{stamp}), stamp, nil
+}
+
+// planUserns takes the pod's range and user namespace and stages the
+// idmapped rootfs.
+func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features) ([]modifier, *os.File, error) {
 	owner := c.req.Pod.Owner
 	if err := oci.ValidateID(owner); err != nil {
 		return nil, nil, fmt.Errorf("pod sandbox id: %w", err)
@@ -257,9 +323,8 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	defer ns.Close()
-
 	if s.Root == nil || s.Root.Path == "" {
+		ns.Close()
 		return nil, nil, errors.New("spec has no root.path")
 	}
 	src := s.Root.Path
@@ -268,26 +333,92 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 	}
 	staged, err := c.stageRootfs(src, ns)
 	if err != nil {
+		ns.Close()
 		return nil, nil, err
 	}
-	feat, err := runc.ProbeFeatures(c.runtime, c.cfg.StateDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	stamp := &oci.Stamp{
-		Version: 1, Owner: owner, Root: c.root, StateDir: c.cfg.StateDir, Runtime: c.runtime,
-		HostID: alloc.HostID, Size: alloc.Size, UsernsPath: c.lay.pin(owner), Mappings: !feat.NativeIdmap,
-		Rootfs: s.Root.Path, Staged: staged,
-	}
+	stamp.Owner, stamp.HostID, stamp.Size = owner, alloc.HostID, alloc.Size
+	stamp.UsernsPath, stamp.Mappings = c.lay.pin(owner), !feat.NativeIdmap
+	stamp.Rootfs, stamp.Staged = s.Root.Path, staged
 	userns := libuserns.Modifier{Path: stamp.UsernsPath}
 	if stamp.Mappings {
 		userns.UID, userns.GID = mapping, mapping
 	}
-	return []modifier{
-		userns,
-		rootfsModifier(staged),
-		stampModifier{stamp},
-	}, stamp, nil
+	return []modifier{userns, rootfsModifier(staged)}, ns, nil
+}
+
+// planMounts idmaps the bind mounts: every one of a pool container whose
+// filesystem allows it, and every one the caller asked for. A runtime with
+// native idmap support gets a spec edit; runc 1.1 gets host-side staging
+// mounts. An implicit mount whose filesystem cannot be idmapped stays a
+// plain bind, logged and recorded; an explicit one fails the create.
+func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features, pod []specs.LinuxIDMapping, podNS *os.File) ([]modifier, error) {
+	cands, err := idmap.Candidates(s, pod, c.req.IdmapSkip)
+	if err != nil || len(cands) == 0 {
+		return nil, err
+	}
+	if stamp.Mounts, err = json.Marshal(s.Mounts); err != nil {
+		return nil, err
+	}
+	namespaces := map[string]*os.File{}
+	defer func() {
+		for _, f := range namespaces {
+			f.Close()
+		}
+	}()
+	nsFor := func(uid, gid []specs.LinuxIDMapping) (int, error) {
+		if podNS != nil && libuserns.Equal(uid, pod) && libuserns.Equal(gid, pod) {
+			return int(podNS.Fd()), nil
+		}
+		key := libuserns.FormatMappings(uid) + "/" + libuserns.FormatMappings(gid)
+		if f, ok := namespaces[key]; ok {
+			return int(f.Fd()), nil
+		}
+		f, err := libuserns.NewUserns(uid, gid)
+		if err != nil {
+			return -1, err
+		}
+		namespaces[key] = f
+		return int(f.Fd()), nil
+	}
+	var native []idmap.Candidate
+	staged := map[int]string{}
+	var skipped []string
+	for _, cd := range cands {
+		src := s.Mounts[cd.Index].Source
+		if !filepath.IsAbs(src) {
+			src = filepath.Join(c.bundle, src)
+		}
+		fd, err := nsFor(cd.UID, cd.GID)
+		if err != nil {
+			return nil, fmt.Errorf("mount %s: %w", cd.Dest, err)
+		}
+		if feat.NativeIdmap {
+			if err = idmap.Probe(src, fd, cd.Recursive); err == nil {
+				native = append(native, cd)
+			}
+		} else {
+			dst := c.lay.stagedMount(c.root, c.id, cd.Index)
+			if err = mkdirTraversable(c.cfg.StateDir, filepath.Dir(dst)); err != nil {
+				return nil, err
+			}
+			if err = idmap.Mount(src, dst, fd, cd.Recursive); err == nil {
+				staged[cd.Index] = dst
+			}
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, idmap.ErrUnsupported) && !cd.Explicit:
+			c.log.Warnf("container %s: bind mount %s stays a plain bind (not idmapped, files keep their host owners): %v", c.id, cd.Dest, err)
+			skipped = append(skipped, cd.Dest)
+		default:
+			return nil, fmt.Errorf("mount %s: %w", cd.Dest, err)
+		}
+	}
+	mods := []modifier{idmap.NativeModifier{Candidates: native}, idmap.StagedModifier{Staged: staged}}
+	if len(skipped) > 0 {
+		mods = append(mods, annotationModifier{oci.AnnotationIdmapSkipped, strings.Join(skipped, ",")})
+	}
+	return mods, nil
 }
 
 // leave takes the container out of its pod's range; the last one out
@@ -351,27 +482,51 @@ func (c *creation) stageRootfs(src string, ns *os.File) (string, error) {
 	if err := os.Mkdir(staged, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", err
 	}
-	c.undo = append(c.undo, func() error { return removeStaged(c.lay, c.root, c.id) })
 	if err := idmap.Mount(src, staged, int(ns.Fd()), true); err != nil {
 		return "", fmt.Errorf("idmap rootfs: %w", err)
 	}
 	return staged, nil
 }
 
-// removeStaged detaches a container's staging mount and removes its
-// directories. Never os.RemoveAll: the directory could still be a mount of
-// the container's image.
-func removeStaged(lay layout, root, id string) error {
-	staged := lay.stagedRootfs(root, id)
-	if err := idmap.Detach(staged); err != nil {
+// detachStaged detaches a container's staging mounts (rootfs and bind
+// mounts); the directories stay.
+func detachStaged(lay layout, root, id string) error {
+	if err := idmap.Detach(lay.stagedRootfs(root, id)); err != nil {
 		return err
 	}
-	for _, d := range []string{staged, filepath.Dir(staged)} {
-		if err := os.Remove(d); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("remove staging dir: %w", err)
+	dir := lay.mountsDir(root, id)
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, e := range entries {
+		if err := idmap.Detach(filepath.Join(dir, e.Name())); err != nil {
+			return err
 		}
 	}
-	_ = os.Remove(filepath.Dir(filepath.Dir(staged))) // the root's dir, if now empty
+	return nil
+}
+
+// removeStaged detaches a container's staging mounts and removes their
+// files and directories. Never os.RemoveAll: an entry could still be a
+// mount of the container's image or of a volume.
+func removeStaged(lay layout, root, id string) error {
+	if err := detachStaged(lay, root, id); err != nil {
+		return err
+	}
+	dir := lay.mountsDir(root, id)
+	entries, _ := os.ReadDir(dir)
+	var paths []string
+	for _, e := range entries {
+		paths = append(paths, filepath.Join(dir, e.Name()))
+	}
+	paths = append(paths, dir, lay.stagedRootfs(root, id), lay.containerDir(root, id))
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove staging entry: %w", err)
+		}
+	}
+	_ = os.Remove(filepath.Dir(lay.containerDir(root, id))) // the root's dir, if now empty
 	return nil
 }
 
@@ -423,6 +578,16 @@ type rootfsModifier string
 
 func (r rootfsModifier) Modify(s *specs.Spec) error {
 	s.Root.Path = string(r)
+	return nil
+}
+
+type annotationModifier struct{ key, value string }
+
+func (m annotationModifier) Modify(s *specs.Spec) error {
+	if s.Annotations == nil {
+		s.Annotations = map[string]string{}
+	}
+	s.Annotations[m.key] = m.value
 	return nil
 }
 

@@ -28,12 +28,17 @@ func (a *app) delete() int {
 	st, stErr := runc.ReadState(root, id)
 	if stErr == nil {
 		if v, ok := st.Annotation(oci.AnnotationStamp); ok {
-			if stamp, err = oci.DecodeStamp(v); err != nil {
-				a.log.Warnf("container %s: %v", id, err)
+			if stamp, err = oci.DecodeStamp(v); err == nil {
+				err = a.verifyStamp(stamp)
+			}
+			if err != nil {
+				a.log.Warnf("container %s: ignoring its %s annotation: %v", id, oci.AnnotationStamp, err)
+				stamp = nil
 			}
 		}
 		if stamp == nil {
-			// runc has it and we never edited it: nothing of ours to release.
+			// runc has it and we never edited it (every spec we edit
+			// carries a verified stamp): nothing of ours to release.
 			return a.exec()
 		}
 		if a.cfg.Path == "" && stamp.Runtime != "" && stamp.Runtime != a.runtime && executable(stamp.Runtime) {

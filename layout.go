@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"path/filepath"
+	"strconv"
 )
 
 // layout names the files under stateDir (see README "State directory").
@@ -13,6 +14,8 @@ import (
 //	<stateDir>/pods/<owner>/mapping            "<hostID> <size>" of that namespace
 //	<stateDir>/containers/<root>/<id>/rootfs   a container's idmapped rootfs,
 //	                                           mounted only while runc creates it
+//	<stateDir>/containers/<root>/<id>/mounts/N its idmapped bind mount N (runc 1.1)
+//	<stateDir>/features-<hash>.json            the real runtime's `features`
 //
 // <root> is a short hash of runc's --root: container IDs are unique per
 // root only (containerd runs one root per namespace).
@@ -29,4 +32,12 @@ func (l layout) containerDir(root, id string) string {
 
 func (l layout) stagedRootfs(root, id string) string {
 	return filepath.Join(l.containerDir(root, id), "rootfs")
+}
+
+func (l layout) mountsDir(root, id string) string {
+	return filepath.Join(l.containerDir(root, id), "mounts")
+}
+
+func (l layout) stagedMount(root, id string, index int) string {
+	return filepath.Join(l.mountsDir(root, id), strconv.Itoa(index))
 }

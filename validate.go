@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -14,11 +15,21 @@ import (
 // written; its message states the rule.
 type check struct {
 	name string
+	// pool: the rule applies to containers in a pool user namespace only.
+	pool bool
 	fn   func(*specs.Spec, *oci.Stamp) error
 }
 
 var checks = []check{
-	{"pod mapping", func(s *specs.Spec, st *oci.Stamp) error {
+	{"staged mounts", false, func(s *specs.Spec, st *oci.Stamp) error {
+		for _, m := range s.Mounts {
+			if strings.HasPrefix(m.Source, st.StateDir+"/") && (len(m.UIDMappings) > 0 || len(m.GIDMappings) > 0) {
+				return fmt.Errorf("mount %s: a staged idmapped mount must not carry mappings for the runtime to apply again", m.Destination)
+			}
+		}
+		return nil
+	}},
+	{"pod mapping", true, func(s *specs.Spec, st *oci.Stamp) error {
 		want := libuserns.PodMappings(st.HostID, st.Size)
 		if !st.Mappings {
 			want = nil // the runtime reads them from the pinned namespace
@@ -28,13 +39,13 @@ var checks = []check{
 		}
 		return nil
 	}},
-	{"no host root", func(s *specs.Spec, _ *oci.Stamp) error {
+	{"no host root", true, func(s *specs.Spec, _ *oci.Stamp) error {
 		if libuserns.MapsHostRoot(s.Linux.UIDMappings) || libuserns.MapsHostRoot(s.Linux.GIDMappings) {
 			return errors.New("a pool mapping must never map host uid or gid 0")
 		}
 		return nil
 	}},
-	{"one user namespace", func(s *specs.Spec, st *oci.Stamp) error {
+	{"one user namespace", true, func(s *specs.Spec, st *oci.Stamp) error {
 		n := 0
 		for _, ns := range s.Linux.Namespaces {
 			if ns.Type == specs.UserNamespace {
@@ -49,7 +60,7 @@ var checks = []check{
 		}
 		return nil
 	}},
-	{"staged rootfs", func(s *specs.Spec, st *oci.Stamp) error {
+	{"staged rootfs", true, func(s *specs.Spec, st *oci.Stamp) error {
 		if s.Root == nil || s.Root.Path != st.Staged {
 			return fmt.Errorf("root.path must be the idmapped staging mount %s", st.Staged)
 		}
@@ -59,10 +70,13 @@ var checks = []check{
 
 // validate runs every check and reports the first rule broken.
 func validate(s *specs.Spec, st *oci.Stamp) error {
-	if s.Linux == nil {
-		return errors.New("invalid edited spec: no linux section")
-	}
 	for _, c := range checks {
+		if c.pool && st.Owner == "" {
+			continue
+		}
+		if c.pool && s.Linux == nil {
+			return errors.New("invalid edited spec: no linux section")
+		}
 		if err := c.fn(s, st); err != nil {
 			return fmt.Errorf("invalid edited spec (%s): %w", c.name, err)
 		}

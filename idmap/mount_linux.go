@@ -8,10 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Mount attaches at dst (an existing directory or file) an idmapped clone
-// of src, seen through the user namespace usernsFd. With recursive, the
-// submounts of src are cloned and idmapped too.
-func Mount(src, dst string, usernsFd int, recursive bool) error {
+// clone returns a detached, idmapped, private clone of the tree at src.
+// src is resolved once, here: what is mounted later is what was resolved,
+// even if a symlink on the way is swapped meanwhile.
+func clone(src string, usernsFd int, recursive bool) (int, error) {
 	flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC)
 	setFlags := uint(unix.AT_EMPTY_PATH)
 	if recursive {
@@ -20,21 +20,57 @@ func Mount(src, dst string, usernsFd int, recursive bool) error {
 	}
 	tree, err := unix.OpenTree(unix.AT_FDCWD, src, flags)
 	if err != nil {
-		return fmt.Errorf("clone mount of %s: %w", src, os.NewSyscallError("open_tree", err))
+		return -1, fmt.Errorf("clone mount of %s: %w", src, os.NewSyscallError("open_tree", err))
 	}
-	defer unix.Close(tree)
-
 	attr := unix.MountAttr{
 		Attr_set:    unix.MOUNT_ATTR_IDMAP,
 		Userns_fd:   uint64(usernsFd),
 		Propagation: unix.MS_PRIVATE,
 	}
 	if err := unix.MountSetattr(tree, "", setFlags, &attr); err != nil {
+		unix.Close(tree)
 		fstype := FSType(src)
 		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP) {
-			return fmt.Errorf("failed to set MOUNT_ATTR_IDMAP on %s (%s): %w (maybe the source filesystem doesn't support idmap mounts on this kernel?): %w", src, fstype, err, ErrUnsupported)
+			return -1, fmt.Errorf("failed to set MOUNT_ATTR_IDMAP on %s (%s): %w (maybe the source filesystem doesn't support idmap mounts on this kernel?): %w", src, fstype, err, ErrUnsupported)
 		}
-		return fmt.Errorf("failed to set MOUNT_ATTR_IDMAP on %s (%s): %w", src, fstype, err)
+		return -1, fmt.Errorf("failed to set MOUNT_ATTR_IDMAP on %s (%s): %w", src, fstype, err)
+	}
+	return tree, nil
+}
+
+// Probe reports whether src can be idmapped, without attaching anything.
+func Probe(src string, usernsFd int, recursive bool) error {
+	tree, err := clone(src, usernsFd, recursive)
+	if err == nil {
+		unix.Close(tree)
+	}
+	return err
+}
+
+// Mount attaches at dst an idmapped clone of src, seen through the user
+// namespace usernsFd. With recursive, the submounts of src are cloned and
+// idmapped too. dst is created (a directory or an empty file, matching
+// what src resolved to) if it does not exist.
+func Mount(src, dst string, usernsFd int, recursive bool) error {
+	tree, err := clone(src, usernsFd, recursive)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tree)
+	var st unix.Stat_t
+	if err := unix.Fstat(tree, &st); err != nil {
+		return fmt.Errorf("stat clone of %s: %w", src, os.NewSyscallError("fstat", err))
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		err = os.Mkdir(dst, 0o755)
+	} else {
+		var f *os.File
+		if f, err = os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_RDONLY, 0o644); err == nil {
+			f.Close()
+		}
+	}
+	if err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("staging target for %s: %w", src, err)
 	}
 	if err := unix.MoveMount(tree, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
 		return fmt.Errorf("attach idmapped mount of %s at %s: %w", src, dst, os.NewSyscallError("move_mount", err))

@@ -29,6 +29,10 @@ const (
 	// delete can release it (from runc's state, with no environment) and a
 	// second create of the same bundle can undo the first one's edits.
 	AnnotationStamp = Prefix + "stamp"
+	// AnnotationIdmapSkipped is written by runc-userns: the container paths
+	// of bind mounts it would have idmapped but whose filesystem cannot be
+	// (they stay plain binds; the log says why).
+	AnnotationIdmapSkipped = Prefix + "idmap-skipped"
 )
 
 // Pod identity annotations set by the CRI implementations.
@@ -42,7 +46,11 @@ const (
 )
 
 // MaxAnnotationValue bounds the values we parse; pod authors control them.
-const MaxAnnotationValue = 4096
+// Our own stamp carries the spec's mounts and may be larger.
+const (
+	MaxAnnotationValue = 4096
+	MaxStampValue      = 1 << 20
+)
 
 // UsernsMode is the value of AnnotationUserns.
 type UsernsMode string
@@ -93,11 +101,22 @@ type Stamp struct {
 	Rootfs string `json:"rootfs,omitempty"`
 	// Staged is the staging mount we pointed root.path at.
 	Staged string `json:"staged,omitempty"`
+	// Mounts is the spec's mounts array before we edited it (idmap), so
+	// that a second create of the same bundle starts from the caller's.
+	Mounts json.RawMessage `json:"mounts,omitempty"`
+	// MAC authenticates the stamp (see Sign): pod authors control
+	// annotations, and a forged stamp must not be able to choose mounts,
+	// a runtime to execute, or a range to release.
+	MAC string `json:"mac,omitempty"`
 }
 
 // Encode returns the stamp as an annotation value.
 func (s *Stamp) Encode() string {
-	b, _ := json.Marshal(s) // only strings, ints and bools: cannot fail
+	b, err := json.Marshal(s)
+	if err != nil {
+		// Only Mounts can fail, and it is always made by json.Marshal.
+		panic(fmt.Sprintf("encode stamp: %v", err))
+	}
 	return string(b)
 }
 
@@ -137,7 +156,7 @@ func ParseRequest(id string, annotations map[string]string) (Request, error) {
 		if !strings.HasPrefix(key, Prefix) {
 			continue
 		}
-		if len(value) > MaxAnnotationValue {
+		if len(value) > MaxAnnotationValue && key != AnnotationStamp || len(value) > MaxStampValue {
 			return req, fmt.Errorf("%w: container %s: %s is %d bytes long, more than %d", ErrBadAnnotation, id, key, len(value), MaxAnnotationValue)
 		}
 		if !utf8.ValidString(value) {
@@ -159,6 +178,8 @@ func ParseRequest(id string, annotations map[string]string) (Request, error) {
 					req.IdmapSkip = append(req.IdmapSkip, p)
 				}
 			}
+		case AnnotationIdmapSkipped:
+			// ours, informational
 		case AnnotationStamp:
 			s, err := DecodeStamp(value)
 			if err != nil {

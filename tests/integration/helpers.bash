@@ -118,6 +118,12 @@ test_mounts() {
 	awk -v d="$TESTDIR" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo
 }
 
+# staging_mounts: staging mounts of ours (rootfs, bind mounts) that are on
+# the host; none should outlive a create. Pod pins (pods/) are not staging.
+staging_mounts() {
+	awk -v d="$STATE_DIR/containers/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo
+}
+
 # teardown_env: delete every container of the test, then check nothing of
 # it is left: no mount under the test dir, no pool entry, no state dir entry.
 teardown_env() {

@@ -249,3 +249,23 @@ uid_map_of() {
 	[ "$(pool_json | jq length)" = 0 ]
 	[ ! -e "$STATE_DIR/pods/envless" ]
 }
+
+@test "a forged stamp from the pod author is refused: it cannot pick mounts, a runtime or a range" {
+	b=$(setup_bundle forged)
+	annotate "$b" runc-userns.io/userns auto
+	marker=$TESTDIR/forged-runtime-ran
+	printf '#!/bin/sh\ntouch %s\n' "$marker" >"$TESTDIR/evil"
+	chmod +x "$TESTDIR/evil"
+	stamp=$(jq -cn --arg rt "$TESTDIR/evil" --arg sd "$STATE_DIR" \
+		'{v: 1, owner: "victim", root: "/run/runc", stateDir: $sd, runtime: $rt, hostID: 0, size: 65536,
+		  mounts: [{destination: "/host", type: "bind", source: "/", options: ["rbind"]}], mac: "00"}')
+	jq --arg s "$stamp" '.annotations["runc-userns.io/stamp"] = $s' "$b/config.json" >"$b/c"
+	mv "$b/c" "$b/config.json"
+	run -1 wrapper create --bundle "$b" forged
+	[[ "$output" == *"container forged: config.json carries a runc-userns.io/stamp annotation that this node did not write"* ]]
+	[ ! -e "$RUNC_ROOT/forged" ]
+	[ ! -e "$marker" ]
+	# delete --force of the (absent) container runs no stamp-named runtime either.
+	run wrapper delete --force forged
+	[ ! -e "$marker" ]
+}

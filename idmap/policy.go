@@ -1,0 +1,165 @@
+package idmap
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// Candidate is a bind mount of the spec that is to be idmapped.
+type Candidate struct {
+	Index     int // in spec.Mounts
+	Dest      string
+	Recursive bool // rbind or ridmap: submounts are idmapped too
+	// Explicit: the caller asked for it (mount-level mappings, or the idmap
+	// / ridmap option). An explicit mount that cannot be idmapped fails
+	// the create; an implicit one (ours, for a pool user namespace) stays
+	// a plain bind.
+	Explicit bool
+	UID, GID []specs.LinuxIDMapping
+}
+
+// ErrNoMappings: a mount asks for idmap but there is no mapping to use.
+var ErrNoMappings = errors.New("idmap requested without mappings")
+
+// IsBind reports whether m is a bind mount (type "bind", or a "bind" /
+// "rbind" option, as runc decides).
+func IsBind(m specs.Mount) bool {
+	if m.Type == "bind" {
+		return true
+	}
+	for _, o := range m.Options {
+		if o == "bind" || o == "rbind" {
+			return true
+		}
+	}
+	return false
+}
+
+func hasOption(m specs.Mount, opts ...string) bool {
+	for _, o := range m.Options {
+		for _, w := range opts {
+			if o == w {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Requested reports whether any bind mount of the spec asks for idmap
+// itself (mount-level mappings or the idmap / ridmap option).
+func Requested(s *specs.Spec) bool {
+	for _, m := range s.Mounts {
+		if IsBind(m) && (len(m.UIDMappings) > 0 || len(m.GIDMappings) > 0 || hasOption(m, "idmap", "ridmap")) {
+			return true
+		}
+	}
+	return false
+}
+
+// Candidates picks the bind mounts to idmap. pod is the pool user
+// namespace's mapping (nil when the container has none of ours): with it,
+// every bind mount not listed in skip (container paths) is a candidate.
+// Explicit requests are honoured for any container: mount-level mappings,
+// or the idmap/ridmap option with the container's own mappings.
+func Candidates(s *specs.Spec, pod []specs.LinuxIDMapping, skip []string) ([]Candidate, error) {
+	skipped := make(map[string]bool, len(skip))
+	for _, p := range skip {
+		skipped[filepath.Clean(p)] = true
+	}
+	var out []Candidate
+	for i, m := range s.Mounts {
+		if !IsBind(m) {
+			continue
+		}
+		c := Candidate{
+			Index:     i,
+			Dest:      m.Destination,
+			Recursive: hasOption(m, "rbind", "ridmap"),
+			Explicit:  len(m.UIDMappings) > 0 || len(m.GIDMappings) > 0 || hasOption(m, "idmap", "ridmap"),
+		}
+		switch {
+		case len(m.UIDMappings) > 0 || len(m.GIDMappings) > 0:
+			if len(m.UIDMappings) == 0 || len(m.GIDMappings) == 0 {
+				return nil, fmt.Errorf("mount %s: uidMappings and gidMappings must be given together", m.Destination)
+			}
+			c.UID, c.GID = m.UIDMappings, m.GIDMappings
+		case c.Explicit:
+			// The idmap option alone: the container's user namespace mappings.
+			switch {
+			case s.Linux != nil && len(s.Linux.UIDMappings) > 0 && len(s.Linux.GIDMappings) > 0:
+				c.UID, c.GID = s.Linux.UIDMappings, s.Linux.GIDMappings
+			case pod != nil:
+				c.UID, c.GID = pod, pod
+			default:
+				return nil, fmt.Errorf("mount %s asks for idmap but neither the mount nor the container has uid/gid mappings: %w", m.Destination, ErrNoMappings)
+			}
+		case pod != nil && !skipped[filepath.Clean(m.Destination)]:
+			c.UID, c.GID = pod, pod
+		default:
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// NativeModifier asks a runtime with its own idmap support (runc >= 1.2)
+// to idmap the candidates: mount-level mappings and the idmap / ridmap
+// option. Explicit mounts are already in that form and stay as they are.
+type NativeModifier struct {
+	Candidates []Candidate
+}
+
+func (n NativeModifier) Modify(s *specs.Spec) error {
+	for _, c := range n.Candidates {
+		m := &s.Mounts[c.Index]
+		if c.Explicit && len(m.UIDMappings) > 0 {
+			continue
+		}
+		m.UIDMappings = append([]specs.LinuxIDMapping(nil), c.UID...)
+		m.GIDMappings = append([]specs.LinuxIDMapping(nil), c.GID...)
+		if !hasOption(*m, "idmap", "ridmap") {
+			opt := "idmap"
+			if c.Recursive {
+				opt = "ridmap"
+			}
+			m.Options = append(m.Options, opt)
+		}
+	}
+	return nil
+}
+
+// StagedModifier points mounts at host-side idmapped staging mounts (for
+// runc 1.1, which ignores mount-level mappings) and removes the fields and
+// options that runtime does not know. Staged maps a mount's index to its
+// staging path.
+type StagedModifier struct {
+	Staged map[int]string
+}
+
+func (st StagedModifier) Modify(s *specs.Spec) error {
+	for i, path := range st.Staged {
+		if i < 0 || i >= len(s.Mounts) {
+			return fmt.Errorf("staged mount index %d out of range", i)
+		}
+		m := &s.Mounts[i]
+		recursive := hasOption(*m, "rbind", "ridmap")
+		m.Source = path
+		m.UIDMappings, m.GIDMappings = nil, nil
+		var opts []string
+		for _, o := range m.Options {
+			if o != "idmap" && o != "ridmap" {
+				opts = append(opts, o)
+			}
+		}
+		if recursive && !hasOption(specs.Mount{Options: opts}, "rbind") {
+			opts = append(opts, "rbind")
+		}
+		m.Options = opts
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+#!/usr/bin/env bats
+# Idmapped bind mounts (issue: idmapped mounts everywhere).
+
+load helpers
+
+setup() {
+	requires root
+	setup_env
+	VOL=$TESTDIR/vol
+	mkdir -p "$VOL"
+	chmod 0755 "$VOL"
+	echo root >"$VOL/root-file"
+	echo user >"$VOL/user-file"
+	chown 1000:1000 "$VOL/user-file"
+}
+
+teardown() {
+	teardown_env
+}
+
+# add_bind BUNDLE SOURCE DEST [OPTIONS-JSON]
+add_bind() {
+	local opts=${4:-'["rbind"]'}
+	update_config "$1" ".mounts += [{\"destination\": \"$3\", \"type\": \"bind\", \"source\": \"$2\", \"options\": $opts}]"
+}
+
+@test "pool pod: a volume owned by host root looks root's inside, writes land as host root, uid 1000 stays 1000" {
+	b=$(setup_bundle v)
+	annotate "$b" runc-userns.io/userns auto
+	add_bind "$b" "$VOL" /v
+	update_config "$b" '.process.capabilities |= with_entries(.value += ["CAP_CHOWN"])'
+	start_container "$b" v
+	run -0 cexec v stat -c '%n %u:%g' /v/root-file /v/user-file
+	[ "${lines[0]}" = "/v/root-file 0:0" ]
+	[ "${lines[1]}" = "/v/user-file 1000:1000" ]
+	run -0 cexec v sh -c 'echo new >/v/created && mkdir /v/dir && chown 1000:1000 /v/dir'
+	[ "$(stat -c %u:%g "$VOL/created")" = 0:0 ]
+	[ "$(stat -c %u:%g "$VOL/dir")" = 1000:1000 ]
+	# Nothing was chowned on the host side.
+	[ "$(stat -c %u:%g "$VOL/root-file")" = 0:0 ]
+	[ "$(stat -c %u:%g "$VOL")" = 0:0 ]
+	# And nothing of it stays mounted on the host once create returned.
+	[ -z "$(staging_mounts)" ]
+}
+
+@test "a single-file bind mount (like /etc/hosts) is idmapped too" {
+	b=$(setup_bundle f)
+	annotate "$b" runc-userns.io/userns auto
+	echo "127.0.0.1 test" >"$TESTDIR/hosts"
+	add_bind "$b" "$TESTDIR/hosts" /etc/hosts '["rbind", "ro"]'
+	start_container "$b" f
+	[ "$(cexec f stat -c %u:%g /etc/hosts)" = 0:0 ]
+	[ "$(cexec f cat /etc/hosts)" = "127.0.0.1 test" ]
+}
+
+@test "rbind: a submount of the volume is idmapped too" {
+	b=$(setup_bundle r)
+	annotate "$b" runc-userns.io/userns auto
+	mkdir -p "$VOL/sub"
+	mount -t tmpfs -o mode=0755 tmpfs "$VOL/sub"
+	echo x >"$VOL/sub/in-tmpfs"
+	add_bind "$b" "$VOL" /v '["rbind"]'
+	start_container "$b" r
+	run cexec r stat -c '%u:%g' /v/sub/in-tmpfs
+	umount "$VOL/sub"
+	[ "$status" = 0 ]
+	[ "$output" = 0:0 ]
+}
+
+@test "idmap-skip opts a mount out: its host-root files look unmapped" {
+	b=$(setup_bundle s)
+	annotate "$b" runc-userns.io/userns auto
+	annotate "$b" runc-userns.io/idmap-skip "/skipped, /other"
+	add_bind "$b" "$VOL" /skipped
+	add_bind "$b" "$VOL" /mapped
+	start_container "$b" s
+	[ "$(cexec s stat -c %u /skipped/root-file)" = 65534 ]
+	[ "$(cexec s stat -c %u /mapped/root-file)" = 0 ]
+}
+
+@test "implicit idmap on a filesystem without support stays a plain bind, logged and recorded" {
+	b=$(setup_bundle p)
+	annotate "$b" runc-userns.io/userns auto
+	add_bind "$b" /sys/kernel /hostkernel '["rbind", "ro"]'
+	wrapper --log "$TESTDIR/log.json" --log-format json create --bundle "$b" p </dev/null >/dev/null
+	wrapper start p
+	[ "$(jq -r '.annotations["runc-userns.io/idmap-skipped"]' "$b/config.json")" = /hostkernel ]
+	grep -q '"level":"warning"' "$TESTDIR/log.json"
+	grep -q '/hostkernel stays a plain bind' "$TESTDIR/log.json"
+	cexec p ls /hostkernel >/dev/null
+}
+
+@test "explicit idmap on a filesystem without support fails with the kernel's errno and the hint" {
+	b=$(setup_bundle x)
+	annotate "$b" runc-userns.io/userns auto
+	add_bind "$b" /sys/kernel /hostkernel '["rbind", "idmap"]'
+	run -1 wrapper create --bundle "$b" x
+	[[ "$output" == *"container x: mount /hostkernel: failed to set MOUNT_ATTR_IDMAP on /sys/kernel (sysfs): invalid argument (maybe the source filesystem doesn't support idmap mounts on this kernel?)"* ]]
+	[ ! -e "$RUNC_ROOT/x" ]
+	[ "$(pool_json | jq length)" = 0 ]
+}
+
+@test "explicit mount mappings with the caller's own user namespace: honoured, nothing allocated" {
+	b=$(setup_bundle own)
+	chown -R 1000000:1000000 "$b/rootfs"
+	update_config "$b" '.linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 1000000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 1000000, "size": 65536}]
+		| .mounts += [{"destination": "/v", "type": "bind", "source": "'"$VOL"'", "options": ["rbind"],
+			"uidMappings": [{"containerID": 0, "hostID": 1000000, "size": 65536}],
+			"gidMappings": [{"containerID": 0, "hostID": 1000000, "size": 65536}]}]'
+	start_container "$b" own
+	[ "$(cexec own stat -c %u:%g /v/root-file)" = 0:0 ]
+	[ "$(cexec own stat -c %u:%g /v/user-file)" = 1000:1000 ]
+	cexec own sh -c 'echo x >/v/by-caller-ns'
+	[ "$(stat -c %u:%g "$VOL/by-caller-ns")" = 0:0 ]
+	[ ! -e "$STATE_DIR/pool.json" ] || [ "$(pool_json | jq length)" = 0 ]
+}
+
+@test "the idmap option alone uses the container's mappings" {
+	b=$(setup_bundle opt)
+	chown -R 1000000:1000000 "$b/rootfs"
+	update_config "$b" '.linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 1000000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 1000000, "size": 65536}]'
+	add_bind "$b" "$VOL" /v '["bind", "idmap"]'
+	start_container "$b" opt
+	[ "$(cexec opt stat -c %u:%g /v/root-file)" = 0:0 ]
+}
+
+@test "a rerun of an idmapped bundle starts from the caller's mounts" {
+	b=$(setup_bundle again)
+	annotate "$b" runc-userns.io/userns auto
+	add_bind "$b" "$VOL" /v
+	update_config "$b" '.process.args = ["stat", "-c", "%u", "/v/root-file"]'
+	run -0 wrapper run --bundle "$b" again </dev/null
+	[ "$output" = 0 ]
+	run -0 wrapper run --bundle "$b" again </dev/null
+	[ "$output" = 0 ]
+	[ "$(jq -r '.mounts[] | select(.destination == "/v") | .source' "$b/config.json" | grep -c "$STATE_DIR" || true)" -le 1 ]
+}
