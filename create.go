@@ -331,7 +331,7 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 	if !filepath.IsAbs(src) {
 		src = filepath.Join(c.bundle, src)
 	}
-	staged, err := c.stageRootfs(src, ns)
+	staged, err := c.stageRootfs(src, ns, int(alloc.HostID))
 	if err != nil {
 		ns.Close()
 		return nil, nil, err
@@ -469,38 +469,62 @@ func (c *creation) ensurePin(owner string, alloc pool.Allocation, mapping []spec
 	return ns, nil
 }
 
-// stageRootfs mounts an idmapped clone of the rootfs at the container's
-// staging path.
-func (c *creation) stageRootfs(src string, ns *os.File) (string, error) {
+// stageRootfs mounts an idmapped view of the rootfs at the container's
+// staging path: an idmapped clone of a directory rootfs, or for an overlay
+// rootfs (what containerd's shim hands us) an equivalent overlay over
+// idmapped lower layers. root is the pod root's host ID.
+func (c *creation) stageRootfs(src string, ns *os.File, root int) (string, error) {
 	staged := c.lay.stagedRootfs(c.root, c.id)
 	if err := mkdirTraversable(c.cfg.StateDir, filepath.Dir(staged)); err != nil {
 		return "", err
 	}
-	if err := idmap.Detach(staged); err != nil { // a leftover of a killed create
+	if err := detachStaged(c.lay, c.root, c.id); err != nil { // a leftover of a killed create
 		return "", err
 	}
 	if err := os.Mkdir(staged, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", err
 	}
-	if err := idmap.Mount(src, staged, int(ns.Fd()), true); err != nil {
-		return "", fmt.Errorf("idmap rootfs: %w", err)
+	ov, err := idmap.OverlayAt(src)
+	switch {
+	case err == nil:
+		if err := idmap.StageOverlay(ov, staged, c.lay.layersDir(c.root, c.id), int(ns.Fd()), root, root); err != nil {
+			return "", fmt.Errorf("idmap overlay rootfs %s: %w", src, err)
+		}
+	case errors.Is(err, idmap.ErrNotOverlay):
+		if err := idmap.Mount(src, staged, int(ns.Fd()), true); err != nil {
+			return "", fmt.Errorf("idmap rootfs: %w", err)
+		}
+	default:
+		return "", fmt.Errorf("rootfs %s: %w", src, err)
 	}
 	return staged, nil
 }
 
-// detachStaged detaches a container's staging mounts (rootfs and bind
-// mounts); the directories stay.
-func detachStaged(lay layout, root, id string) error {
-	if err := idmap.Detach(lay.stagedRootfs(root, id)); err != nil {
-		return err
+// stagedEntries lists a container's staging mount points, the overlay (or
+// rootfs clone) first, then what it is built on: the order to detach in.
+func stagedEntries(lay layout, root, id string) ([]string, error) {
+	entries := []string{lay.stagedRootfs(root, id)}
+	for _, dir := range []string{lay.mountsDir(root, id), lay.layersDir(root, id)} {
+		list, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		for _, e := range list {
+			entries = append(entries, filepath.Join(dir, e.Name()))
+		}
 	}
-	dir := lay.mountsDir(root, id)
-	entries, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	return entries, nil
+}
+
+// detachStaged detaches a container's staging mounts (rootfs, bind
+// mounts, overlay layers); the files and directories stay.
+func detachStaged(lay layout, root, id string) error {
+	entries, err := stagedEntries(lay, root, id)
+	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		if err := idmap.Detach(filepath.Join(dir, e.Name())); err != nil {
+		if err := idmap.Detach(e); err != nil {
 			return err
 		}
 	}
@@ -514,14 +538,12 @@ func removeStaged(lay layout, root, id string) error {
 	if err := detachStaged(lay, root, id); err != nil {
 		return err
 	}
-	dir := lay.mountsDir(root, id)
-	entries, _ := os.ReadDir(dir)
-	var paths []string
-	for _, e := range entries {
-		paths = append(paths, filepath.Join(dir, e.Name()))
+	entries, err := stagedEntries(lay, root, id)
+	if err != nil {
+		return err
 	}
-	paths = append(paths, dir, lay.stagedRootfs(root, id), lay.containerDir(root, id))
-	for _, p := range paths {
+	entries = append(entries, lay.mountsDir(root, id), lay.layersDir(root, id), lay.containerDir(root, id))
+	for _, p := range entries {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("remove staging entry: %w", err)
 		}

@@ -15,6 +15,7 @@ import (
 //	<stateDir>/containers/<root>/<id>/rootfs   a container's idmapped rootfs,
 //	                                           mounted only while runc creates it
 //	<stateDir>/containers/<root>/<id>/mounts/N its idmapped bind mount N (runc 1.1)
+//	<stateDir>/containers/<root>/<id>/layers/N idmapped lower layer N of an overlay rootfs
 //	<stateDir>/features-<hash>.json            the real runtime's `features`
 //
 // <root> is a short hash of runc's --root: container IDs are unique per
@@ -40,4 +41,8 @@ func (l layout) mountsDir(root, id string) string {
 
 func (l layout) stagedMount(root, id string, index int) string {
 	return filepath.Join(l.mountsDir(root, id), strconv.Itoa(index))
+}
+
+func (l layout) layersDir(root, id string) string {
+	return filepath.Join(l.containerDir(root, id), "layers")
 }

@@ -1,0 +1,66 @@
+package idmap
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Overlay is an overlay filesystem's layers, as its mount options say.
+type Overlay struct {
+	Lower []string // top first, as in lowerdir=
+	Upper string
+	Work  string
+	// Other holds every other option, in order (index=off, xino, ...).
+	Other []string
+}
+
+// ErrNotOverlay: the options lack a lowerdir.
+var ErrNotOverlay = errors.New("not an overlay mount")
+
+// ParseOverlay reads an overlay's superblock options (the last field of
+// its mountinfo line, unescaped). Paths containing ',' or ':' are escaped
+// with '\' by overlayfs; such paths are refused here (containerd and
+// podman never make them) rather than misread.
+func ParseOverlay(opts string) (*Overlay, error) {
+	o := &Overlay{}
+	for _, opt := range strings.Split(opts, ",") {
+		key, value, _ := strings.Cut(opt, "=")
+		switch key {
+		case "lowerdir":
+			if strings.Contains(value, `\`) {
+				return nil, fmt.Errorf("overlay lowerdir %q has escaped characters: not supported", value)
+			}
+			for _, l := range strings.Split(value, ":") {
+				if l == "" {
+					return nil, fmt.Errorf("overlay lowerdir %q: data-only or empty layers are not supported", value)
+				}
+				o.Lower = append(o.Lower, l)
+			}
+		case "upperdir":
+			o.Upper = value
+		case "workdir":
+			o.Work = value
+		case "rw", "ro":
+			// mount flags, not overlay options
+		default:
+			o.Other = append(o.Other, opt)
+		}
+	}
+	if len(o.Lower) == 0 {
+		return nil, ErrNotOverlay
+	}
+	if (o.Upper == "") != (o.Work == "") {
+		return nil, fmt.Errorf("overlay has upperdir %q but workdir %q", o.Upper, o.Work)
+	}
+	return o, nil
+}
+
+// Options renders the overlay's mount data with its lower layers replaced.
+func (o *Overlay) Options(lower []string) string {
+	parts := []string{"lowerdir=" + strings.Join(lower, ":")}
+	if o.Upper != "" {
+		parts = append(parts, "upperdir="+o.Upper, "workdir="+o.Work)
+	}
+	return strings.Join(append(parts, o.Other...), ",")
+}

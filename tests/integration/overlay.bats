@@ -1,0 +1,73 @@
+#!/usr/bin/env bats
+# Overlay rootfs, as containerd's shim hands it to the runtime: lower
+# layers idmapped, the overlay rebuilt on them, nothing chowned but the
+# upper and work directories themselves.
+
+load helpers
+
+setup() {
+	requires root
+	setup_env
+	L=$TESTDIR/layers
+	mkdir -p "$L"/{lower1,lower2,upper,work}
+	"$ROOT_DIR/hack/mkrootfs.sh" "$L/lower1"
+	mkdir -p "$L/lower2/etc"
+	echo two >"$L/lower2/etc/layer2"
+	echo user >"$L/lower2/etc/user-file"
+	chown 1000:1000 "$L/lower2/etc/user-file"
+	B=$TESTDIR/ovb
+	mkdir -p "$B/rootfs"
+	(cd "$B" && "$REAL_RUNC" spec)
+	update_config "$B" '.process.terminal = false | .root.readonly = false | .process.args = ["sleep", "infinity"]'
+	annotate "$B" runc-userns.io/userns auto
+}
+
+mount_rootfs() {
+	mount -t overlay overlay -o "lowerdir=$L/lower2:$L/lower1,upperdir=$L/upper,workdir=$L/work${1:+,$1}" "$B/rootfs"
+}
+
+teardown() {
+	[ -n "${TESTDIR:-}" ] || return 0
+	"$WRAPPER" --root "$RUNC_ROOT" delete --force ov >/dev/null 2>&1 || true
+	umount "$B/rootfs" 2>/dev/null || true
+	teardown_env
+}
+
+@test "overlay rootfs: layers look root's, writes land in the upper dir as the pod's root, lowers untouched" {
+	mount_rootfs index=off
+	before=$(cd "$L" && find lower1 lower2 -printf '%p %u:%g %m\n' | sha256sum)
+	start_container "$B" ov
+	[ "$(cexec ov stat -c %u:%g /bin/busybox)" = 0:0 ]
+	[ "$(cexec ov stat -c %u:%g /etc/layer2)" = 0:0 ]
+	[ "$(cexec ov stat -c %u:%g /etc/user-file)" = 1000:1000 ]
+	[ "$(cexec ov cat /etc/layer2)" = two ]
+	cexec ov sh -c 'echo new >/newfile && echo changed >/etc/layer2 && mkdir /tmp/d'
+	# Copy-up and new files: in the upper dir, owned by the pod's root on the host.
+	[ "$(stat -c %u:%g "$L/upper/newfile")" = "$POOL_BASE:$POOL_BASE" ]
+	[ "$(stat -c %u:%g "$L/upper/etc/layer2")" = "$POOL_BASE:$POOL_BASE" ]
+	[ "$(cat "$L/lower2/etc/layer2")" = two ]
+	[ "$(cd "$L" && find lower1 lower2 -printf '%p %u:%g %m\n' | sha256sum)" = "$before" ]
+	# The container's view is consistent: what it wrote is root's.
+	[ "$(cexec ov stat -c %u:%g /newfile)" = 0:0 ]
+	[ -z "$(staging_mounts)" ]
+}
+
+@test "overlay rootfs with a non-empty upper: entries the pod's root did not write look unmapped" {
+	echo old >"$L/upper/from-host-root"
+	mount_rootfs
+	start_container "$B" ov
+	[ "$(cexec ov stat -c %u /from-host-root)" = 65534 ]
+	# The rest of the rootfs works as usual.
+	cexec ov sh -c 'echo ok >/again'
+	[ "$(stat -c %u "$L/upper/again")" = "$POOL_BASE" ]
+}
+
+@test "overlay rootfs: delete leaves no staging mount or directory; the original overlay is untouched" {
+	mount_rootfs
+	start_container "$B" ov
+	wrapper delete --force ov
+	[ -z "$(staging_mounts)" ]
+	[ -z "$(ls "$STATE_DIR/containers" 2>/dev/null)" ]
+	mountpoint -q "$B/rootfs"
+	[ "$(pool_json | jq length)" = 0 ]
+}
