@@ -1,6 +1,7 @@
 package runc
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -84,4 +85,55 @@ func ProbeFeatures(runtime, cacheDir string) (*Features, error) {
 		}
 	}
 	return f, nil
+}
+
+// AmendFeatures edits a runtime's features document to say what the
+// runtime does through runc-userns: "user" among linux.namespaces, and
+// linux.mountExtensions.idmap.enabled as the kernel probe found it
+// (containerd 2 admits hostUsers: false pods from these). Every other
+// field is kept as the runtime wrote it.
+func AmendFeatures(raw []byte, idmap bool) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("parse runtime features: %w", err)
+	}
+	if doc == nil {
+		doc = map[string]any{}
+	}
+	linux, _ := doc["linux"].(map[string]any)
+	if linux == nil {
+		linux = map[string]any{}
+		doc["linux"] = linux
+	}
+	ns, _ := linux["namespaces"].([]any)
+	hasUser := false
+	for _, n := range ns {
+		if n == "user" {
+			hasUser = true
+		}
+	}
+	if !hasUser {
+		linux["namespaces"] = append(ns, "user")
+	}
+	ext, _ := linux["mountExtensions"].(map[string]any)
+	if ext == nil {
+		ext = map[string]any{}
+		linux["mountExtensions"] = ext
+	}
+	im, _ := ext["idmap"].(map[string]any)
+	if im == nil {
+		im = map[string]any{}
+		ext["idmap"] = im
+	}
+	im["enabled"] = idmap
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "    ")
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
