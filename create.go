@@ -343,7 +343,21 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 	if stamp.Mappings {
 		userns.UID, userns.GID = mapping, mapping
 	}
-	return []modifier{userns, rootfsModifier(staged)}, ns, nil
+	mods := []modifier{userns, rootfsModifier(staged)}
+	foreign, netns, err := foreignNetns(s, func(p string) (bool, error) { return libuserns.OwnedBy(p, ns) })
+	if err != nil {
+		ns.Close()
+		return nil, nil, fmt.Errorf("network namespace %s: %w", netns, err)
+	}
+	if foreign && feat.JoinsUsernsFirst {
+		ns.Close()
+		return nil, nil, fmt.Errorf("it joins network namespace %s, which its pod's user namespace does not own, and runc %s joins the user namespace first and then cannot enter it (runc >= 1.3 can): upgrade runc, or run the pod without %s=auto", netns, feat.Version, oci.AnnotationUserns)
+	}
+	if foreign {
+		c.log.Infof("container %s: joins network namespace %s, which the pod's user namespace does not own: sysfs becomes a read-only bind of the host's /sys", c.id, netns)
+		mods = append(mods, sysfsModifier{native: feat.NativeIdmap})
+	}
+	return mods, ns, nil
 }
 
 // planMounts idmaps the bind mounts: every one of a pool container whose

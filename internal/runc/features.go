@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // Features is what the wrapper needs to know of the real runtime, read
@@ -19,12 +21,19 @@ type Features struct {
 	// reads a joined user namespace's mappings itself, and warns when given
 	// both a path and mappings.
 	NativeIdmap bool `json:"nativeIdmap"`
+	// JoinsUsernsFirst: the runtime joins a user namespace given by path
+	// before the other namespaces given by path (runc < 1.3), so it cannot
+	// join a namespace the joined user namespace does not own.
+	JoinsUsernsFirst bool `json:"joinsUsernsFirst"`
+	// Version is the runtime's version from its features annotations.
+	Version string `json:"version"`
 	// Raw is the runtime's own features document.
 	Raw json.RawMessage `json:"raw"`
 }
 
 type featuresDoc struct {
-	Linux *struct {
+	Annotations map[string]string `json:"annotations"`
+	Linux       *struct {
 		MountExtensions *struct {
 			IDMap *struct {
 				Enabled *bool `json:"enabled"`
@@ -42,6 +51,11 @@ func ParseFeatures(raw []byte) (*Features, error) {
 		return nil, fmt.Errorf("parse runtime features: %w", err)
 	}
 	f := &Features{Raw: append(json.RawMessage(nil), raw...)}
+	if v, ok := d.Annotations["org.opencontainers.runc.version"]; ok {
+		f.Version = v
+		major, minor, ok := parseVersion(v)
+		f.JoinsUsernsFirst = ok && (major < 1 || major == 1 && minor < 3)
+	}
 	if d.Linux != nil && d.Linux.MountExtensions != nil && d.Linux.MountExtensions.IDMap != nil &&
 		d.Linux.MountExtensions.IDMap.Enabled != nil {
 		f.NativeIdmap = *d.Linux.MountExtensions.IDMap.Enabled
@@ -136,4 +150,24 @@ func AmendFeatures(raw []byte, idmap bool) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// parseVersion reads "1.1.5+ds1" or "1.3.0-rc.1" as 1, 1 / 1, 3.
+func parseVersion(v string) (major, minor int, ok bool) {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	var err error
+	if major, err = strconv.Atoi(parts[0]); err != nil {
+		return 0, 0, false
+	}
+	m := parts[1]
+	if i := strings.IndexFunc(m, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+		m = m[:i]
+	}
+	if minor, err = strconv.Atoi(m); err != nil {
+		return 0, 0, false
+	}
+	return major, minor, true
 }
