@@ -12,6 +12,7 @@ import (
 
 	"github.com/runc-userns/runc-userns/idmap"
 	"github.com/runc-userns/runc-userns/internal/config"
+	"github.com/runc-userns/runc-userns/internal/fault"
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
 	"github.com/runc-userns/runc-userns/libuserns"
@@ -232,6 +233,7 @@ func (c *creation) do(doc *oci.Document) int {
 	}
 	if err == nil {
 		_, err = doc.Flush()
+		fault.Point(fault.Written)
 	}
 	if err != nil {
 		c.rollback()
@@ -284,6 +286,7 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	fault.Point(fault.Staged)
 	key, err := oci.StampKey(c.cfg.StateDir, true)
 	if err != nil {
 		return nil, nil, err
@@ -317,6 +320,7 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 		return nil, nil, err
 	}
 	c.undo = append(c.undo, func() error { return c.leave(owner) })
+	fault.Point(fault.Allocated)
 
 	mapping := libuserns.PodMappings(alloc.HostID, alloc.Size)
 	ns, err := c.ensurePin(owner, alloc, mapping)
@@ -331,6 +335,7 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 	if !filepath.IsAbs(src) {
 		src = filepath.Join(c.bundle, src)
 	}
+	fault.Point(fault.Pinned)
 	staged, err := c.stageRootfs(src, ns, int(alloc.HostID))
 	if err != nil {
 		ns.Close()

@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/runc-userns/runc-userns/internal/fault"
 )
 
 // Exec replaces this process with the real runc. args is argv without
@@ -35,6 +37,7 @@ func Run(path string, args []string) (int, error) {
 	if err != nil {
 		return 1, fmt.Errorf("start %s: %w", path, err)
 	}
+	fault.Point(fault.RuncStarted)
 	done := make(chan struct{})
 	go func() {
 		for {

@@ -1,0 +1,30 @@
+// Package fault lets the fault-injection tests kill the wrapper at a named
+// step of create: with RUNC_USERNS_TEST_KILL_AT=<step> in its environment,
+// the wrapper SIGKILLs itself when it reaches that step, as an OOM kill or
+// a crashing shim would. Without the variable, Point costs one getenv.
+package fault
+
+import (
+	"os"
+	"syscall"
+)
+
+// EnvKillAt names the step to die at.
+const EnvKillAt = "RUNC_USERNS_TEST_KILL_AT"
+
+// The steps of create, in order.
+const (
+	Allocated   = "allocated"    // the pool range is taken
+	Pinned      = "pinned"       // the pod's user namespace is pinned
+	Staged      = "staged"       // the idmapped rootfs and mounts are attached
+	Written     = "written"      // config.json is rewritten
+	RuncStarted = "runc-started" // runc create is running
+)
+
+// Point dies here if the test asked for it.
+func Point(step string) {
+	if os.Getenv(EnvKillAt) == step {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {} // the signal is on its way
+	}
+}
