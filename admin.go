@@ -14,7 +14,7 @@ import (
 )
 
 // adminVerbs are ours; runc has no subcommand by these names.
-var adminVerbs = map[string]bool{"pool": true}
+var adminVerbs = map[string]bool{"pool": true, "doctor": true}
 
 // admin runs the operator's verbs (urfave/cli is fine here; runc's argv is
 // never parsed with it).
@@ -39,6 +39,12 @@ func admin(argv []string) int {
 					Action:    poolRelease,
 				},
 			},
+		}, {
+			Name:      "doctor",
+			Usage:     "check that this node can give pods user namespaces (and that each PATH can be idmapped)",
+			ArgsUsage: "[PATH...]",
+			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print {\"ok\": bool, \"checks\": [...]}"}},
+			Action:    doctorCmd,
 		}},
 	}
 	if err := app.Run(argv); err != nil {

@@ -56,12 +56,20 @@ func (p *Pool) view(fn func(st *state) error) error {
 // lock opens the lock file (its own open file description: flock locks
 // belong to it, so two calls in one process exclude each other as two
 // processes do) and flocks it. A missing state directory is not created:
-// the returned unlock is a no-op and read finds an empty pool.
+// the returned unlock is a no-op and read finds an empty pool. A shared
+// (read-only) lock never creates the lock file: readers such as
+// `pool ls` and `doctor` write nothing. Without a lock file nobody has
+// written the state yet, and the state file is only ever replaced by
+// rename, so reading it unlocked sees a whole file or none.
 func (p *Pool) lock(how int) (unlock func(), err error) {
 	path := filepath.Join(p.dir, LockFile)
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	flags := unix.O_RDWR | unix.O_CREAT
+	if how == unix.LOCK_SH {
+		flags = unix.O_RDONLY
+	}
+	fd, err := unix.Open(path, flags|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
 	if errors.Is(err, unix.ENOENT) {
-		if _, serr := os.Stat(p.dir); errors.Is(serr, os.ErrNotExist) {
+		if _, serr := os.Stat(p.dir); errors.Is(serr, os.ErrNotExist) || how == unix.LOCK_SH {
 			return func() {}, nil
 		}
 	}

@@ -81,8 +81,9 @@ func ProbeFeatures(runtime, cacheDir string) (*Features, error) {
 	}
 	out, err := exec.Command(runtime, "features").Output()
 	if err != nil {
-		// A runtime without `features` (runc < 1.1): nothing native.
-		out = []byte("{}")
+		// A runtime without `features` (runc < 1.1), or one that failed
+		// this time: assume nothing native, and do not cache the guess.
+		return ParseFeatures([]byte("{}"))
 	}
 	f, err := ParseFeatures(out)
 	if err != nil {
