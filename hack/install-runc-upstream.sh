@@ -4,10 +4,12 @@
 # DIR already holds that version.
 set -euo pipefail
 version=$1 dir=$2
-if [ -x "$dir/runc" ] && "$dir/runc" --version 2>/dev/null | grep -q "^runc version ${version#v}\$"; then
+# No early-exiting readers (grep -q, head) under pipefail: runc would die
+# of SIGPIPE and fail the pipeline.
+if [ -x "$dir/runc" ] && "$dir/runc" --version 2>/dev/null | grep "^runc version ${version#v}\$" >/dev/null; then
 	exit 0
 fi
 mkdir -p "$dir"
 echo "install-runc-upstream: building runc $version into $dir"
 GOBIN=$dir CGO_ENABLED=1 go install "github.com/opencontainers/runc@$version"
-"$dir/runc" --version | head -1
+"$dir/runc" --version | sed -n 1p
