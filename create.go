@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -29,8 +30,10 @@ type modifier interface {
 // atomic write → run runc. What the plan took is given back if runc fails.
 func (a *app) create() int {
 	inv := a.inv
-	if err := oci.ValidateID(inv.ID); err != nil {
-		return a.fail(fmt.Errorf("%s: %w", inv.Command, err))
+	if oci.ValidateID(inv.ID) != nil {
+		// runc refuses it in its own words; nothing of ours is named
+		// after an ID it refuses.
+		return a.exec()
 	}
 	bundle, err := bundleDir(inv.Bundle)
 	if err != nil {
@@ -510,7 +513,14 @@ func (c *creation) stageRootfs(src string, ns *os.File, root int) (string, error
 			return "", fmt.Errorf("idmap overlay rootfs %s: %w", src, err)
 		}
 	case errors.Is(err, idmap.ErrNotOverlay):
-		if err := idmap.Mount(src, staged, int(ns.Fd()), true); err != nil {
+		err := idmap.Mount(src, staged, int(ns.Fd()), true)
+		if errors.Is(err, idmap.ErrUnsupported) && c.cfg.Userns.RootfsChown {
+			return staged, c.chownRootfs(src, staged, root)
+		}
+		if errors.Is(err, idmap.ErrUnsupported) {
+			return "", fmt.Errorf("idmap rootfs: %w; put the rootfs on a filesystem that supports idmapped mounts (see runc-userns doctor PATH), or enable userns.rootfsChown in %s to chown it to the pod's range instead", err, configName(c.cfg))
+		}
+		if err != nil {
 			return "", fmt.Errorf("idmap rootfs: %w", err)
 		}
 	default:
@@ -533,6 +543,17 @@ func stagedEntries(lay layout, root, id string) ([]string, error) {
 		}
 	}
 	return entries, nil
+}
+
+// chownRootfs is the opt-in fallback for a rootfs that cannot be idmapped.
+func (c *creation) chownRootfs(src, staged string, root int) error {
+	start := time.Now()
+	n, err := idmap.ShiftOwners(src, uint32(root), c.cfg.Userns.SlotSize)
+	if err != nil {
+		return err
+	}
+	c.log.Warnf("container %s: rootfs %s (%s) cannot be idmapped: chowned %d entries to the pod's range in %s (userns.rootfsChown); the image stays owned by that range", c.id, src, idmap.FSType(src), n, time.Since(start).Round(time.Millisecond))
+	return idmap.BindClone(src, staged)
 }
 
 // detachStaged detaches a container's staging mounts (rootfs, bind

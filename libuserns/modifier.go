@@ -32,9 +32,12 @@ func (m Modifier) Modify(s *specs.Spec) error {
 		}
 	}
 	if !replaced {
-		// First in the list: runc joins namespaces in list order only for
-		// display; placement does not change behaviour, but it reads well.
-		s.Linux.Namespaces = append([]specs.LinuxNamespace{ns}, s.Linux.Namespaces...)
+		// Appended, never inserted: the entries before it keep their
+		// indexes, so fields this runtime-spec version does not know
+		// survive the rewrite (oci's merge walks arrays by index). Order
+		// does not matter to runtimes: runc joins namespaces in its own
+		// order.
+		s.Linux.Namespaces = append(s.Linux.Namespaces, ns)
 	}
 	s.Linux.UIDMappings = append([]specs.LinuxIDMapping(nil), m.UID...)
 	s.Linux.GIDMappings = append([]specs.LinuxIDMapping(nil), m.GID...)

@@ -81,15 +81,15 @@ func TestModify(t *testing.T) {
 			wantNS: []specs.LinuxNamespace{ns(specs.UserNamespace, pin)},
 		},
 		{
-			name: "user namespace goes first",
+			name: "user namespace is appended: existing entries keep their index",
 			spec: k8sSpec,
 			mod:  Modifier{Path: pin, UID: podMap, GID: podMap},
 			wantNS: []specs.LinuxNamespace{
-				ns(specs.UserNamespace, pin),
 				ns(specs.PIDNamespace, ""),
 				ns(specs.IPCNamespace, "/proc/42/ns/ipc"),
 				ns(specs.NetworkNamespace, "/proc/42/ns/net"),
 				ns(specs.MountNamespace, ""),
+				ns(specs.UserNamespace, pin),
 			},
 		},
 		{
@@ -124,11 +124,11 @@ func TestModify(t *testing.T) {
 			spec: k8sSpec,
 			mod:  Modifier{Path: pin, UID: podMap, GID: other},
 			wantNS: []specs.LinuxNamespace{
-				ns(specs.UserNamespace, pin),
 				ns(specs.PIDNamespace, ""),
 				ns(specs.IPCNamespace, "/proc/42/ns/ipc"),
 				ns(specs.NetworkNamespace, "/proc/42/ns/net"),
 				ns(specs.MountNamespace, ""),
+				ns(specs.UserNamespace, pin),
 			},
 		},
 		{
@@ -136,11 +136,11 @@ func TestModify(t *testing.T) {
 			spec: k8sSpec,
 			mod:  Modifier{Path: pin},
 			wantNS: []specs.LinuxNamespace{
-				ns(specs.UserNamespace, pin),
 				ns(specs.PIDNamespace, ""),
 				ns(specs.IPCNamespace, "/proc/42/ns/ipc"),
 				ns(specs.NetworkNamespace, "/proc/42/ns/net"),
 				ns(specs.MountNamespace, ""),
+				ns(specs.UserNamespace, pin),
 			},
 		},
 		{

@@ -10,8 +10,9 @@ import (
 // typed spec does not know: present in raw, absent from known (the typed
 // spec as loaded, re-encoded). Members the typed spec knows are taken from
 // edited, so a modifier's removals stay removed. Arrays are walked element
-// by element only while raw, known and edited have the same length there:
-// a modifier that added or removed elements owns that array.
+// by element over raw's elements, which requires of modifiers that they
+// edit elements in place or append (never insert or reorder); an array
+// that shrank belongs to the modifier.
 //
 // Numbers are kept as json.Number so that large IDs do not pass through
 // float64.
@@ -72,10 +73,13 @@ func mergeValue(edited, known, raw any) any {
 	case []any:
 		r, ok := raw.([]any)
 		k, _ := known.([]any)
-		if !ok || len(r) != len(e) || len(k) != len(e) {
+		// Modifiers edit elements in place or append: the first len(r)
+		// elements still correspond. An array that shrank is the
+		// modifier's own (it removed what it had added).
+		if !ok || len(r) != len(k) || len(e) < len(r) {
 			return edited
 		}
-		for i := range e {
+		for i := range r {
 			e[i] = mergeValue(e[i], k[i], r[i])
 		}
 		return e

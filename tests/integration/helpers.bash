@@ -63,7 +63,10 @@ setup_bundle() {
 	mkdir -p "$b"
 	cp -a "$(rootfs_template)" "$b/rootfs"
 	(cd "$b" && "$REAL_RUNC" spec)
-	update_config "$b" '.process.terminal = false | .root.readonly = false | .process.args = ["sleep", "infinity"]'
+	# A cgroup of its own: runc's default is /<id>, and suites running side
+	# by side reuse IDs.
+	update_config "$b" '.process.terminal = false | .root.readonly = false | .process.args = ["sleep", "infinity"]
+		| .linux.cgroupsPath = "/'"$(basename "$TESTDIR")-$1"'"'
 	echo "$b"
 }
 
@@ -153,4 +156,140 @@ teardown_env() {
 	fi
 	rm -rf "$TESTDIR"
 	[ -z "$leaks" ] || fail "teardown: $leaks"
+}
+
+# --- Pass-through parity, logging and argv helpers (passthrough.bats,
+# logging.bats, cli.bats).
+
+FAKE_RUNC=$ROOT_DIR/tests/bin/runc
+
+# normalise_time: runc's log lines carry the time they were written; blank
+# it (text: time="...", json: "time":"...") so two runs can be compared.
+normalise_time() {
+	sed -E 's/time="[^"]*"/time="-"/g; s/"time":"[^"]*"/"time":"-"/g'
+}
+
+# capture NAME CMD...: run CMD with stdin on /dev/null; its stdout goes to
+# $TESTDIR/NAME.out, its stderr (times normalised) to $TESTDIR/NAME.err,
+# its exit status to $TESTDIR/NAME.rc. Never fails.
+capture() {
+	local name=$1 rc=0
+	shift
+	"$@" </dev/null >"$TESTDIR/$name.out" 2>"$TESTDIR/$name.err.raw" || rc=$?
+	normalise_time <"$TESTDIR/$name.err.raw" >"$TESTDIR/$name.err"
+	rm -f "$TESTDIR/$name.err.raw"
+	echo "$rc" >"$TESTDIR/$name.rc"
+}
+
+# same_capture A B: captures A and B have the same stdout, stderr and exit
+# status; the differences are printed otherwise.
+same_capture() {
+	local f bad=0
+	for f in out err rc; do
+		if ! cmp -s "$TESTDIR/$1.$f" "$TESTDIR/$2.$f"; then
+			echo "$f differs ($1 vs $2):" >&2
+			diff -u --label "$1.$f" --label "$2.$f" "$TESTDIR/$1.$f" "$TESTDIR/$2.$f" >&2 || true
+			bad=1
+		fi
+	done
+	return "$bad"
+}
+
+# same_as_runc_argv ARGS...: $WRAPPER ARGS and $REAL_RUNC ARGS print the
+# same stdout and stderr (runc's times normalised) and exit alike.
+same_as_runc_argv() {
+	capture runc "$REAL_RUNC" "$@"
+	capture wrapper "$WRAPPER" "$@"
+	same_capture runc wrapper
+}
+
+# same_as_runc ARGS...: same_as_runc_argv with the test's --root first.
+same_as_runc() {
+	same_as_runc_argv --root "$RUNC_ROOT" "$@"
+}
+
+# wait_status ID STATUS: wait (5 s at most) until runc reports the
+# container in STATUS.
+wait_status() {
+	local i s
+	for i in $(seq 50); do
+		s=$(plain_runc state "$1" 2>/dev/null | jq -r .status)
+		[ "$s" = "$2" ] && return 0
+		sleep 0.1
+	done
+	fail "container $1 is ${s:-gone}, not $2"
+}
+
+# use_fake_runc: the operator config's runtime is tests/bin/runc, which
+# records each call in $FAKE_RUNC_LOG (see that file).
+use_fake_runc() {
+	export FAKE_RUNC_LOG=$TESTDIR/fake-runc.log
+	rm -f "$FAKE_RUNC_LOG"
+	write_config "$(jq -n --arg rt "$FAKE_RUNC" '{runtime: $rt}')"
+}
+
+# fake_runc_calls: how many times the fake runc ran.
+fake_runc_calls() {
+	local -a f
+	local i=0 n=0
+	[ -f "$FAKE_RUNC_LOG" ] || {
+		echo 0
+		return
+	}
+	mapfile -t -d '' f <"$FAKE_RUNC_LOG"
+	while [ "$i" -lt "${#f[@]}" ]; do
+		i=$((i + 2 + f[i]))
+		n=$((n + 1))
+	done
+	echo "$n"
+}
+
+# fake_runc_argv [N]: call N of the fake runc (from 1; the last one by
+# default): its $0 and its arguments, each NUL-terminated.
+fake_runc_argv() {
+	local -a f starts=()
+	local i=0 want=${1:-0}
+	mapfile -t -d '' f <"$FAKE_RUNC_LOG"
+	while [ "$i" -lt "${#f[@]}" ]; do
+		starts+=("$i")
+		i=$((i + 2 + f[i]))
+	done
+	[ "$want" -gt 0 ] || want=${#starts[@]}
+	[ "$want" -le "${#starts[@]}" ] || fail "fake runc ran ${#starts[@]} times, not $want"
+	i=${starts[want - 1]}
+	printf '%s\0' "${f[@]:i+1:f[i]+1}"
+}
+
+# expect_fake_argv ARGS...: the fake runc's last call was "$FAKE_RUNC" ARGS,
+# byte for byte (both sides are shown, one argument a line, on mismatch).
+expect_fake_argv() {
+	local want got
+	want=$(printf '%s\0' "$FAKE_RUNC" "$@" | od -An -c)
+	got=$(fake_runc_argv | od -An -c)
+	[ "$want" = "$got" ] && return 0
+	echo "fake runc argv differs; want:" >&2
+	printf '  [%s]\n' "$FAKE_RUNC" "$@" >&2
+	echo "got:" >&2
+	fake_runc_argv | xargs -0 printf '  [%s]\n' >&2
+	return 1
+}
+
+# fake_runc_env NAME: the value of NAME in the fake runc's last environment
+# (fails if it was not set).
+fake_runc_env() {
+	local kv
+	while IFS= read -r -d '' kv; do
+		if [ "${kv%%=*}" = "$1" ]; then
+			printf '%s\n' "${kv#*=}"
+			return 0
+		fi
+	done <"$FAKE_RUNC_LOG.env"
+	fail "fake runc's environment has no $1"
+}
+
+# fake_runc_fd FD: where the fake runc's fd FD pointed in its last call
+# (fails if it was not open).
+fake_runc_fd() {
+	awk -v fd="$1" '$(NF-1) == "->" && $(NF-2) == fd {print $NF; found = 1} END {exit !found}' "$FAKE_RUNC_LOG.fds" ||
+		fail "fake runc had no fd $1 open: $(cat "$FAKE_RUNC_LOG.fds")"
 }
