@@ -122,4 +122,5 @@ var fsNames = map[int64]string{
 	unix.NSFS_MAGIC:            "nsfs",
 	unix.SQUASHFS_MAGIC:        "squashfs",
 	unix.FUSE_SUPER_MAGIC:      "fuse",
+	unix.RAMFS_MAGIC:           "ramfs",
 }

@@ -37,6 +37,10 @@ type Userns struct {
 	SubidUser string       `json:"subidUser,omitempty"`
 	Ranges    []pool.Range `json:"ranges,omitempty"`
 	SlotSize  uint32       `json:"slotSize,omitempty"`
+	// RootfsChown: when a rootfs's filesystem cannot be idmapped, chown
+	// it to the pod's range instead of failing (slow, writes the image,
+	// one-way). Off by default.
+	RootfsChown bool `json:"rootfsChown,omitempty"`
 }
 
 // Config is the operator's configuration.

@@ -139,3 +139,45 @@ add_bind() {
 	[ "$output" = 0 ]
 	[ "$(jq -r '.mounts[] | select(.destination == "/v") | .source' "$b/config.json" | grep -c "$STATE_DIR" || true)" -le 1 ]
 }
+
+# ramfs has no idmapped mount support: a rootfs on it cannot be idmapped.
+ramfs_bundle() {
+	b=$(setup_bundle "$1")
+	mv "$b/rootfs" "$b/rootfs.src"
+	mkdir "$b/rootfs"
+	mount -t ramfs ramfs "$b/rootfs"
+	cp -a "$b/rootfs.src/." "$b/rootfs/"
+	annotate "$b" runc-userns.io/userns auto
+	echo "$b"
+}
+
+@test "a rootfs whose filesystem cannot be idmapped: a clear error, nothing taken, nothing chowned" {
+	b=$(ramfs_bundle ram)
+	run -1 wrapper create --bundle "$b" ram
+	umount "$b/rootfs" || true
+	[[ "$output" == *"container ram: idmap rootfs: failed to set MOUNT_ATTR_IDMAP on $b/rootfs (ramfs): invalid argument"*"enable userns.rootfsChown"* ]]
+	[ "$(pool_json | jq length)" = 0 ]
+	[ ! -e "$RUNC_ROOT/ram" ]
+}
+
+@test "userns.rootfsChown: the opt-in fallback chowns the rootfs to the pod's range" {
+	write_config '{"userns": {"rootfsChown": true}}'
+	b=$(ramfs_bundle ramc)
+	chmod u+s "$b/rootfs/bin/busybox"
+	status=0
+	wrapper --log "$TESTDIR/log" create --bundle "$b" ramc </dev/null >"$TESTDIR/out" 2>&1 || status=$?
+	if [ "$status" = 0 ]; then
+		wrapper start ramc
+		run cexec ramc sh -c 'id -u; stat -c %u:%g /bin/busybox; echo x >/newfile'
+	fi
+	owner=$(stat -c %u:%g "$b/rootfs/bin/busybox")
+	mode=$(stat -c %a "$b/rootfs/bin/busybox")
+	wrapper delete --force ramc || true
+	umount "$b/rootfs" || true
+	[ "$status" = 0 ]
+	[ "${lines[0]}" = 0 ]
+	[ "${lines[1]}" = 0:0 ]
+	[ "$owner" = "$POOL_BASE:$POOL_BASE" ]
+	[ "$mode" = 4755 ]
+	grep -q 'cannot be idmapped: chowned' "$TESTDIR/log"
+}
