@@ -11,7 +11,7 @@ CACHE       := $(CURDIR)/.cache
 RUNC_UPSTREAM := $(CACHE)/runc-$(RUNC_UPSTREAM_VERSION)/runc
 FUZZTIME    ?= 5s
 
-.PHONY: all build install demo test unit integration integration-runc11 integration-upstream fuzz deps deps-upstream lint clean help
+.PHONY: all build install demo test unit integration integration-runc11 integration-upstream fuzz bench deps deps-upstream lint clean help
 
 all: build ## Build bin/runc-userns (default)
 
@@ -36,6 +36,9 @@ unit: ## go vet and unit tests with the race detector
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l . | tee /dev/stderr)" || { echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) test -race -count=1 ./...
+
+bench: deps deps-upstream build ## Benchmarks against plain runc: bench/results/<time>.md and .jsonl (BENCH_N rounds, default 40)
+	./hack/bench.sh
 
 fuzz: ## Run every fuzz target for $(FUZZTIME)
 	./hack/fuzz.sh $(FUZZTIME)

@@ -1,0 +1,203 @@
+// Command lifecycle times runtimes, interleaved A/B/C/A/B/C after a
+// warm-up, and prints a Markdown table (median, min, max, ratio of medians
+// to the first variant) while writing every measurement as JSON lines to
+// -raw.
+//
+// -mode lifecycle: each variant is NAME=RUNTIME=BUNDLE[=CONFIG]; a round is
+// create, start, wait for the container's init to exit (a pidfd, not
+// polling), delete. CONFIG sets RUNC_USERNS_CONFIG for that runtime.
+//
+// -mode cmd: each variant is NAME=ARGV (space-separated, no shell); a
+// round is one run of it.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+type variant struct{ name, runtime, bundle, config string }
+
+type result struct {
+	Variant string             `json:"variant"`
+	I       int                `json:"i"`
+	MS      float64            `json:"ms"`
+	Steps   map[string]float64 `json:"steps"`
+}
+
+func main() {
+	n := flag.Int("n", 40, "measured rounds")
+	warm := flag.Int("warmup", 5, "unmeasured rounds first")
+	root := flag.String("root", "", "runc --root (a temp dir)")
+	mode := flag.String("mode", "lifecycle", "lifecycle or cmd")
+	rawPath := flag.String("raw", "", "append every measurement here as JSON lines")
+	flag.Parse()
+	var vs []variant
+	for _, a := range flag.Args() {
+		p := strings.SplitN(a, "=", 4)
+		switch {
+		case *mode == "cmd" && len(p) >= 2:
+			vs = append(vs, variant{name: p[0], runtime: strings.SplitN(a, "=", 2)[1]})
+		case *mode == "lifecycle" && len(p) >= 3:
+			v := variant{name: p[0], runtime: p[1], bundle: p[2]}
+			if len(p) == 4 {
+				v.config = p[3]
+			}
+			vs = append(vs, v)
+		default:
+			fmt.Fprintf(os.Stderr, "lifecycle: variant %q does not fit -mode %s\n", a, *mode)
+			os.Exit(2)
+		}
+	}
+	var raw *json.Encoder
+	if *rawPath != "" {
+		f, err := os.OpenFile(*rawPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "lifecycle:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		raw = json.NewEncoder(f)
+	}
+	samples := map[string][]float64{}
+	for i := -*warm; i < *n; i++ {
+		for vi, v := range vs {
+			var r *result
+			var err error
+			if *mode == "cmd" {
+				r, err = once(v)
+			} else {
+				r, err = cycle(v, *root, fmt.Sprintf("bench-%d-%d", vi, i+*warm))
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "lifecycle: %s round %d: %v\n", v.name, i, err)
+				os.Exit(1)
+			}
+			if i < 0 {
+				continue
+			}
+			r.I = i
+			samples[v.name] = append(samples[v.name], r.MS)
+			if raw != nil {
+				_ = raw.Encode(r)
+			}
+		}
+	}
+	base := median(samples[vs[0].name])
+	fmt.Printf("| variant | median ms | min ms | max ms | vs %s | n |\n|---|---:|---:|---:|---:|---:|\n", vs[0].name)
+	for _, v := range vs {
+		s := samples[v.name]
+		sort.Float64s(s)
+		m := median(s)
+		fmt.Printf("| %s | %.2f | %.2f | %.2f | %.2fx (%+.2f ms) | %d |\n", v.name, m, s[0], s[len(s)-1], m/base, m-base, len(s))
+	}
+}
+
+func median(s []float64) float64 {
+	c := append([]float64(nil), s...)
+	sort.Float64s(c)
+	if len(c) == 0 {
+		return 0
+	}
+	if len(c)%2 == 1 {
+		return c[len(c)/2]
+	}
+	return (c[len(c)/2-1] + c[len(c)/2]) / 2
+}
+
+func once(v variant) (*result, error) {
+	argv := strings.Fields(v.runtime)
+	t := time.Now()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %s", v.runtime, err, out)
+	}
+	return &result{Variant: v.name, MS: float64(time.Since(t).Microseconds()) / 1000}, nil
+}
+
+// run runs one runtime command. Its stderr goes to a file, not a pipe: the
+// container's init inherits create's stdio and would hold a pipe open.
+func run(v variant, root string, args ...string) error {
+	rt := v.runtime
+	errf, err := os.CreateTemp("", "lifecycle-stderr-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(errf.Name())
+	defer errf.Close()
+	cmd := exec.Command(rt, append([]string{"--root", root}, args...)...)
+	cmd.Stderr = errf
+	if v.config != "" {
+		cmd.Env = append(os.Environ(), "RUNC_USERNS_CONFIG="+v.config)
+	}
+	if err := cmd.Run(); err != nil {
+		out, _ := os.ReadFile(errf.Name())
+		return fmt.Errorf("%s %s: %w: %s", rt, strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+func cycle(v variant, root, id string) (*result, error) {
+	r := &result{Variant: v.name, Steps: map[string]float64{}}
+	start := time.Now()
+	mark := func(step string, t0 time.Time) { r.Steps[step] = float64(time.Since(t0).Microseconds()) / 1000 }
+
+	t := time.Now()
+	if err := run(v, root, "create", "--bundle", v.bundle, id); err != nil {
+		return nil, err
+	}
+	mark("create", t)
+	pid, err := initPID(root, id)
+	if err != nil {
+		return nil, err
+	}
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return nil, fmt.Errorf("pidfd_open %d: %w", pid, err)
+	}
+	defer unix.Close(pidfd)
+	t = time.Now()
+	if err := run(v, root, "start", id); err != nil {
+		return nil, err
+	}
+	mark("start", t)
+	t = time.Now()
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(fds, 10000); err != unix.EINTR {
+			break
+		}
+	}
+	mark("wait", t)
+	t = time.Now()
+	if err := run(v, root, "delete", id); err != nil {
+		return nil, err
+	}
+	mark("delete", t)
+	r.MS = float64(time.Since(start).Microseconds()) / 1000
+	return r, nil
+}
+
+func initPID(root, id string) (int, error) {
+	b, err := os.ReadFile(filepath.Join(root, id, "state.json"))
+	if err != nil {
+		return 0, err
+	}
+	var st struct {
+		PID int `json:"init_process_pid"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return 0, err
+	}
+	return st.PID, nil
+}
