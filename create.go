@@ -181,6 +181,9 @@ func undoStamp(s *specs.Spec, st *oci.Stamp) {
 	if st.UsernsPath != "" {
 		libuserns.Remove(s, st.UsernsPath)
 	}
+	if st.Netns != "" && s.Linux != nil {
+		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: st.Netns})
+	}
 	if st.Staged != "" && s.Root != nil && s.Root.Path == st.Staged {
 		s.Root.Path = st.Rootfs
 	}
@@ -203,6 +206,7 @@ type creation struct {
 	root       string
 	lay        layout
 	pool       *pool.Pool
+	netjoin    netjoin // the network namespace runc starts in (netjoin.go)
 	undo       []func() error
 }
 
@@ -246,7 +250,7 @@ func (c *creation) do(doc *oci.Document) int {
 		c.log.Infof("container %s: pod %s runs in user namespace %s, uid/gid 0-%d -> host %d-%d, rootfs idmapped at %s", c.id, stamp.Owner, stamp.UsernsPath, stamp.Size-1, stamp.HostID, uint64(stamp.HostID)+uint64(stamp.Size)-1, stamp.Staged)
 	}
 
-	status := c.run()
+	status := c.runIn(c.netjoin)
 	// runc holds its own copy of the staging mount once the container
 	// exists: drop ours now, so nothing of the container stays mounted on
 	// the host. The empty directory stays until delete: runc (1.1 and
@@ -358,8 +362,19 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 		return nil, nil, fmt.Errorf("network namespace %s: %w", netns, err)
 	}
 	if foreign && feat.JoinsUsernsFirst {
-		ns.Close()
-		return nil, nil, fmt.Errorf("it joins network namespace %s, which its pod's user namespace does not own, and runc %s joins the user namespace first and then cannot enter it (runc >= 1.3 can): upgrade runc, or run the pod without %s=auto", netns, feat.Version, oci.AnnotationUserns)
+		// runc < 1.3 would join the pod's user namespace first and then
+		// lack the right to join this one: netjoin.go.
+		if keys := netSysctls(s); len(keys) > 0 {
+			ns.Close()
+			return nil, nil, fmt.Errorf("it joins network namespace %s, which its pod's user namespace does not own, and sets network sysctls %v that runc %s cannot write from the pod's user namespace there: drop the sysctls, upgrade runc to >= 1.3, or run the pod without %s=auto", netns, keys, feat.Version, oci.AnnotationUserns)
+		}
+		if c.netjoin, err = writeNetjoin(c.lay, c.root, c.id, netns); err != nil {
+			ns.Close()
+			return nil, nil, fmt.Errorf("network namespace %s: %w", netns, err)
+		}
+		stamp.Netns = netns
+		c.log.Infof("container %s: runc %s cannot join network namespace %s after the pod's user namespace: runc-userns enters it for runc", c.id, feat.Version, netns)
+		mods = append(mods, netjoinModifier{})
 	}
 	if foreign {
 		c.log.Infof("container %s: joins network namespace %s, which the pod's user namespace does not own: sysfs becomes a read-only bind of the host's /sys", c.id, netns)
@@ -582,7 +597,7 @@ func removeStaged(lay layout, root, id string) error {
 	if err != nil {
 		return err
 	}
-	entries = append(entries, lay.mountsDir(root, id), lay.layersDir(root, id), lay.containerDir(root, id))
+	entries = append(entries, lay.netjoinRecord(root, id), lay.mountsDir(root, id), lay.layersDir(root, id), lay.containerDir(root, id))
 	for _, p := range entries {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("remove staging entry: %w", err)

@@ -45,6 +45,8 @@ func dispatch(argv []string) int {
 		return a.create()
 	case inv.Command == "delete" && inv.Scanned:
 		return a.delete()
+	case inv.Command == "exec":
+		return a.execIn()
 	case inv.Command == "features" && !inv.Help && inv.Args[len(inv.Args)-1] == "features":
 		return a.features()
 	}

@@ -97,6 +97,10 @@ type Stamp struct {
 	UsernsPath string `json:"usernsPath,omitempty"`
 	// Mappings is true when the uid/gid mappings are ours.
 	Mappings bool `json:"mappings,omitempty"`
+	// Netns is the network namespace path we removed from the spec and
+	// start runc in instead (runc < 1.3, a network namespace the pod's
+	// user namespace does not own).
+	Netns string `json:"netns,omitempty"`
 	// Rootfs is root.path before we pointed it at the staging mount.
 	Rootfs string `json:"rootfs,omitempty"`
 	// Staged is the staging mount we pointed root.path at.

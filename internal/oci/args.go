@@ -22,7 +22,7 @@ type Invocation struct {
 	// Command is the runc subcommand ("" when there is none).
 	Command string
 
-	// Subcommand operands; only create, run and delete are scanned.
+	// Subcommand operands; only create, run, delete and exec are scanned.
 	ID      string
 	Bundle  string
 	Detach  bool
@@ -63,6 +63,37 @@ var commandFlags = map[string]map[string]flagKind{
 	"create": createFlags(false),
 	"run":    createFlags(true),
 	"delete": {"force": boolFlag, "f": boolFlag, "help": boolFlag, "h": boolFlag},
+	// exec: runc 1.1 and 1.5 (runc's exec.go). Only the ID is read; flags
+	// stop at the first positional argument (SkipArgReorder), the rest is
+	// the command.
+	"exec": {
+		"console-socket":  valueFlag,
+		"pidfd-socket":    valueFlag,
+		"cwd":             valueFlag,
+		"env":             valueFlag,
+		"e":               valueFlag,
+		"tty":             boolFlag,
+		"t":               boolFlag,
+		"user":            valueFlag,
+		"u":               valueFlag,
+		"additional-gids": valueFlag,
+		"g":               valueFlag,
+		"process":         valueFlag,
+		"p":               valueFlag,
+		"detach":          boolFlag,
+		"d":               boolFlag,
+		"pid-file":        valueFlag,
+		"process-label":   valueFlag,
+		"apparmor":        valueFlag,
+		"no-new-privs":    boolFlag,
+		"cap":             valueFlag,
+		"c":               valueFlag,
+		"preserve-fds":    valueFlag,
+		"cgroup":          valueFlag,
+		"ignore-paused":   boolFlag,
+		"help":            boolFlag,
+		"h":               boolFlag,
+	},
 }
 
 func createFlags(run bool) map[string]flagKind {
@@ -177,6 +208,9 @@ func Parse(args []string) *Invocation {
 		name, value, hasValue, ok := splitFlag(rest[j])
 		if !ok {
 			positional = append(positional, rest[j])
+			if inv.Command == "exec" {
+				break // the rest is the command
+			}
 			continue
 		}
 		kind, known := flags[name]

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/netns"
+)
+
+// The network namespace a runc < 1.3 cannot join (see package netns): for a
+// pool container that must join a network namespace its pod's user
+// namespace does not own, create drops the namespace from the spec, records
+// it beside the container's staging entries, and starts runc inside it;
+// exec of such a container reads the record and execs runc inside it too
+// (runc exec joins only the namespaces the container's config lists). The
+// record is the only thing exec reads: one open(2) that fails with ENOENT
+// for every container we did not edit this way.
+
+// netjoinModifier removes the network namespace entry: runc inherits the
+// namespace the wrapper entered instead of joining it.
+type netjoinModifier struct{}
+
+func (netjoinModifier) Modify(s *specs.Spec) error {
+	if s.Linux == nil {
+		return nil
+	}
+	kept := s.Linux.Namespaces[:0]
+	for _, ns := range s.Linux.Namespaces {
+		if ns.Type != specs.NetworkNamespace {
+			kept = append(kept, ns)
+		}
+	}
+	s.Linux.Namespaces = kept
+	return nil
+}
+
+// netSysctls lists the spec's net.* sysctls: runc applies them from inside
+// the container's user namespace, which cannot write them in a network
+// namespace it does not own, and refuses them outright once the spec has
+// no network namespace of its own.
+func netSysctls(s *specs.Spec) []string {
+	var keys []string
+	if s.Linux == nil {
+		return nil
+	}
+	for k := range s.Linux.Sysctl {
+		if strings.HasPrefix(k, "net.") || strings.HasPrefix(k, "net/") {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// netjoin is a recorded network namespace: its path and identity.
+type netjoin struct {
+	path string
+	id   netns.ID
+}
+
+func (l layout) netjoinRecord(root, id string) string {
+	return filepath.Join(l.containerDir(root, id), "netns")
+}
+
+// writeNetjoin records the namespace at path for the container (0600,
+// written whole before it is renamed into place).
+func writeNetjoin(lay layout, root, id, path string) (netjoin, error) {
+	f, nid, err := netns.Open(path)
+	if err != nil {
+		return netjoin{}, err
+	}
+	f.Close()
+	rec := lay.netjoinRecord(root, id)
+	if err := os.MkdirAll(filepath.Dir(rec), 0o711); err != nil {
+		return netjoin{}, err
+	}
+	tmp := rec + ".tmp"
+	if err := os.WriteFile(tmp, []byte(fmt.Sprintf("%d %d %s\n", nid.Dev, nid.Ino, path)), 0o600); err != nil {
+		return netjoin{}, err
+	}
+	if err := os.Rename(tmp, rec); err != nil {
+		os.Remove(tmp)
+		return netjoin{}, err
+	}
+	return netjoin{path: path, id: nid}, nil
+}
+
+// readNetjoin returns the container's record; found is false when it has
+// none (the common case: one failed open).
+func readNetjoin(lay layout, root, id string) (nj netjoin, found bool, err error) {
+	f, err := os.Open(lay.netjoinRecord(root, id))
+	if errors.Is(err, os.ErrNotExist) {
+		return netjoin{}, false, nil
+	}
+	if err != nil {
+		return netjoin{}, false, err
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(f).ReadString('\n')
+	if err != nil {
+		return netjoin{}, true, fmt.Errorf("network namespace record %s: %w", f.Name(), err)
+	}
+	var path string
+	n, err := fmt.Sscanf(line, "%d %d %s\n", &nj.id.Dev, &nj.id.Ino, &path)
+	if err != nil || n != 3 || !filepath.IsAbs(path) {
+		return netjoin{}, true, fmt.Errorf("network namespace record %s: malformed %q", f.Name(), line)
+	}
+	nj.path = path
+	return nj, true, nil
+}
+
+// execIn runs `runc exec` for a container whose network namespace the
+// wrapper entered at create: inside that namespace, or not at all.
+func (a *app) execIn() int {
+	root, err := filepath.Abs(a.inv.Root)
+	if err != nil {
+		return a.fail(err)
+	}
+	lay := layout(a.cfg.StateDir)
+	if !a.inv.Scanned || oci.ValidateID(a.inv.ID) != nil {
+		// Without the ID we cannot tell whether the container needs its
+		// network namespace entered: refuse rather than let runc run the
+		// process in the host's, if any container of this root needs it.
+		if netjoinsUnder(lay, root) {
+			return a.fail(fmt.Errorf("runc-userns could not read the container ID from exec's arguments %q, and containers under --root %s run in a network namespace that runc-userns enters for runc (runc < 1.3): report the arguments as a bug", a.inv.Args, root))
+		}
+		return a.exec()
+	}
+	nj, found, err := readNetjoin(lay, root, a.inv.ID)
+	if err != nil {
+		return a.fail(fmt.Errorf("container %s: %w", a.inv.ID, err))
+	}
+	if !found {
+		return a.exec()
+	}
+	if _, _, err := netns.Enter(nj.path, nj.id); err != nil {
+		return a.fail(fmt.Errorf("container %s: cannot enter its network namespace for exec: %w (the pod's network namespace must outlive its containers)", a.inv.ID, err))
+	}
+	// The thread stays locked and in the namespace: runc replaces it.
+	return a.exec()
+}
+
+// netjoinsUnder reports whether any container under runc root R has a
+// network namespace record.
+func netjoinsUnder(lay layout, root string) bool {
+	dir := filepath.Dir(lay.containerDir(root, "x"))
+	list, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range list {
+		if _, err := os.Lstat(lay.netjoinRecord(root, e.Name())); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// runIn runs runc (create/run) inside the network namespace nj, or where
+// the wrapper is when nj is empty.
+func (c *creation) runIn(nj netjoin) int {
+	if nj.path == "" {
+		return c.run()
+	}
+	restore, _, err := netns.Enter(nj.path, nj.id)
+	if err != nil {
+		return c.fail(fmt.Errorf("container %s: enter network namespace %s: %w", c.id, nj.path, err))
+	}
+	status := c.run()
+	if err := restore(); err != nil {
+		c.log.Warnf("container %s: %v", c.id, err)
+	}
+	return status
+}

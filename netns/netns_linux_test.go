@@ -1,0 +1,102 @@
+package netns
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestEnter(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("setns(CLONE_NEWNET) needs root")
+	}
+	// A fresh network namespace, held by an fd of this process.
+	runtime.LockOSThread()
+	self, err := os.Open("/proc/thread-self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := os.Open("/proc/thread-self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Setns(int(self.Fd()), unix.CLONE_NEWNET); err != nil {
+		t.Fatal(err)
+	}
+	runtime.UnlockOSThread()
+	defer fresh.Close()
+	defer self.Close()
+	freshPath := "/proc/self/fd/" + itoa(int(fresh.Fd()))
+	_, freshID, err := Open(freshPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, selfID, err := Open("/proc/self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(t.TempDir(), "plain")
+	if err := os.WriteFile(plain, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	cases := []struct {
+		name    string
+		path    string
+		want    ID
+		wantErr error
+	}{
+		{"fresh namespace, any", freshPath, ID{}, nil},
+		{"fresh namespace, recorded", freshPath, freshID, nil},
+		{"recorded another namespace", freshPath, selfID, ErrChanged},
+		{"not a namespace file", plain, ID{}, errAny},
+		{"missing", plain + ".missing", ID{}, os.ErrNotExist},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			restore, id, err := Enter(c.path, c.want)
+			if c.wantErr != nil {
+				if err == nil || (c.wantErr != errAny && !errors.Is(err, c.wantErr)) {
+					t.Fatalf("Enter(%s) = %v, want %v", c.path, err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, in, err := Open("/proc/thread-self/ns/net")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in != freshID || id != freshID {
+				t.Errorf("thread in %s (Enter said %s), want %s", in, id, freshID)
+			}
+			if err := restore(); err != nil {
+				t.Fatal(err)
+			}
+			if _, back, _ := Open("/proc/self/ns/net"); back != selfID {
+				t.Errorf("after restore the thread is in %s, want %s", back, selfID)
+			}
+		})
+	}
+}
+
+var errAny = errors.New("any error")
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
