@@ -12,8 +12,10 @@ RUNC_UPSTREAM_VERSION ?= v1.5.2
 CACHE       := $(CURDIR)/.cache
 RUNC_UPSTREAM := $(CACHE)/runc-$(RUNC_UPSTREAM_VERSION)/runc
 FUZZTIME    ?= 5s
+# crictl for the containerd suite (built from the Go module cache, hack/install-crictl.sh).
+CRICTL_VERSION ?= v1.26.1
 
-.PHONY: all build install demo test unit integration integration-runc11 integration-upstream fuzz bench deps deps-upstream lint clean help
+.PHONY: all build install demo test unit integration integration-runc11 integration-upstream fuzz bench deps deps-upstream deps-crictl lint clean help
 
 all: build ## Build bin/runc-userns (default)
 
@@ -29,10 +31,13 @@ deps: ## Install the Debian packages the demo and tests need (runc 1.1.5, bats, 
 deps-upstream: ## Build current upstream runc into .cache for the second test pass
 	./hack/install-runc-upstream.sh $(RUNC_UPSTREAM_VERSION) $(dir $(RUNC_UPSTREAM))
 
+deps-crictl: ## Build crictl into .cache for the containerd suite
+	./hack/install-crictl.sh $(CRICTL_VERSION) $(CACHE)/crictl-$(CRICTL_VERSION)
+
 demo: deps build ## Run a busybox container in a pool user namespace and show what it sees
 	./hack/demo.sh $(BIN)
 
-test: deps deps-upstream build unit fuzz integration ## Everything: vet, unit tests with -race, short fuzzing, bats with runc 1.1.5 and upstream runc
+test: deps deps-upstream deps-crictl build unit fuzz integration ## Everything: vet, unit tests with -race, short fuzzing, bats with runc 1.1.5 and upstream runc
 
 unit: ## go vet and unit tests with the race detector
 	$(GO) vet ./...

@@ -13,6 +13,10 @@ have jq || need+=(jq)
 have pkg-config || need+=(pkg-config)
 installed libseccomp-dev || need+=(libseccomp-dev)
 have gcc || need+=(gcc)
+# containerd.bats: containerd (with its runc.v2 shim and ctr) and the CNI
+# plugins its pods use (loopback, static).
+have containerd || need+=(containerd)
+[ -x /usr/lib/cni/static ] || need+=(containernetworking-plugins)
 if [ "${#need[@]}" -gt 0 ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "install-deps: need root to install: ${need[*]}" >&2

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# mkimage.sh OUT.tar NAME CMD...: a one-layer OCI image archive (image
+# layout, uncompressed layer) of the busybox rootfs of mkrootfs.sh, named
+# NAME (e.g. localhost/busybox:test) for `ctr images import`. No registry
+# needed: tar, sha256sum and jq write it.
+set -euo pipefail
+out=$1 name=$2
+shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$here/mkrootfs.sh" "$work/rootfs"
+mkdir -p "$work/layout/blobs/sha256"
+blob() { # blob FILE MEDIATYPE: store FILE, print its descriptor
+	local d s
+	d=$(sha256sum "$1" | cut -d' ' -f1)
+	s=$(stat -c %s "$1")
+	mv "$1" "$work/layout/blobs/sha256/$d"
+	jq -cn --arg m "$2" --arg d "sha256:$d" --argjson s "$s" '{mediaType: $m, digest: $d, size: $s}'
+}
+tar --numeric-owner --sort=name --mtime=@0 -C "$work/rootfs" -cf "$work/layer.tar" .
+diff_id=sha256:$(sha256sum "$work/layer.tar" | cut -d' ' -f1)
+layer=$(blob "$work/layer.tar" application/vnd.oci.image.layer.v1.tar)
+jq -cn --arg diff "$diff_id" --args '{architecture: "amd64", os: "linux",
+	config: {Cmd: $ARGS.positional, Env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]},
+	rootfs: {type: "layers", diff_ids: [$diff]}}' "$@" >"$work/config.json"
+config=$(blob "$work/config.json" application/vnd.oci.image.config.v1+json)
+jq -cn --argjson c "$config" --argjson l "$layer" \
+	'{schemaVersion: 2, mediaType: "application/vnd.oci.image.manifest.v1+json", config: $c, layers: [$l]}' >"$work/manifest.json"
+manifest=$(blob "$work/manifest.json" application/vnd.oci.image.manifest.v1+json)
+jq -cn --argjson m "$manifest" --arg name "$name" \
+	'{schemaVersion: 2, manifests: [$m + {annotations: {"io.containerd.image.name": $name, "org.opencontainers.image.ref.name": ($name | sub(".*:"; ""))}}]}' >"$work/layout/index.json"
+echo '{"imageLayoutVersion":"1.0.0"}' >"$work/layout/oci-layout"
+tar -C "$work/layout" -cf "$out" .
