@@ -293,6 +293,9 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if c.want {
+		m = append(m, lockedFlagsModifier(lockedFlags(s, c.bundle)))
+	}
 	fault.Point(fault.Staged)
 	key, err := oci.StampKey(c.cfg.StateDir, true)
 	if err != nil {

@@ -23,7 +23,7 @@ setup_file() {
 	# loopback plus a `static` entry: containerd 1.6 wants an IP in the
 	# result ("failed to find network info for sandbox").
 	jq -n --arg name "$CNI_NET" '{cniVersion: "1.0.0", name: $name, plugins: [{type: "loopback"},
-		{type: "static", addresses: [{address: "127.0.0.1/8"}]}]}' >"$D/cni/10-test.conflist"
+		{type: "static", ipam: {type: "static", addresses: [{address: "127.0.0.1/8"}]}}]}' >"$D/cni/10-test.conflist"
 	# contrib's drop-in, loaded as it ships, with this build's binary and
 	# a runc root of the test's.
 	sed -e "s|BinaryName = \"/usr/local/bin/runc-userns\"|BinaryName = \"$WRAPPER\"\n    Root = \"$D/runc\"|" \
@@ -139,18 +139,18 @@ ctr_config() {
 # runp NAME [ANNOTATIONS-JSON]: run a pod, print its ID, note its netns.
 runp() {
 	local cfg id
-	cfg=$(pod_config "$@")
-	id=$(crictl runp "$cfg")
+	cfg=$(pod_config "$@") || return
+	id=$(crictl runp "$cfg") || return
 	crictl inspectp "$id" | jq -r '.info.runtimeSpec.linux.namespaces[] | select(.type == "network") | .path // empty' >>"$D/netns.list"
 	echo "$id"
 }
 
-# run_ctr POD NAME ARGS-JSON [EXTRA-JQ]: create and start a container.
+# run_ctr POD-ID POD-NAME NAME ARGS-JSON [EXTRA-JQ]: create and start a
+# container in the pod, print its ID.
 run_ctr() {
-	local pod=$1 name=$2 id
-	id=$(crictl create "$pod" "$(ctr_config "$name" "$3" "${4:-.}")" "$D/$name.pod.json" 2>/dev/null ||
-		crictl create "$pod" "$D/$name.ctr.json" "$(ls "$D"/*.pod.json | head -1)")
-	crictl start "$id" >/dev/null
+	local id
+	id=$(crictl create "$1" "$(ctr_config "$3" "$4" "${5:-.}")" "$D/$2.pod.json") || return
+	crictl start "$id" >/dev/null || return
 	echo "$id"
 }
 
@@ -182,4 +182,82 @@ pool_count() { "$WRAPPER" pool ls --json | jq length; }
 	ctr -n test tasks rm long
 	ctr -n test containers rm long
 	[ -z "$(ctr -n test containers ls -q)" ]
+}
+
+# sandbox_uidmap POD: the pod sandbox's uid_map, read on the host.
+sandbox_uidmap() {
+	awk '{print $1, $2, $3}' "/proc/$(crictl inspectp "$1" | jq -r .info.pid)/uid_map"
+}
+
+# staged_mounts: staging mounts of the wrapper left on the host.
+staged_mounts() { awk -v d="$D/state/containers/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo; }
+
+@test "CRI: a pod with runc-userns.io/userns: auto and its own netns; sandbox and apps share a pool range; volume and rootfs owners" {
+	pod=$(runp p1 '{"runc-userns.io/userns": "auto"}')
+	chown 0:0 "$D/vol"
+	chmod 0755 "$D/vol"
+	a1=$(run_ctr "$pod" p1 app1 '["sleep", "3600"]' '.mounts = [{container_path: "/vol", host_path: $vol}]')
+	a2=$(run_ctr "$pod" p1 app2 '["sleep", "3600"]')
+	want=$(sandbox_uidmap "$pod")
+	read -r inside host size <<<"$want"
+	[ "$inside" = 0 ] && [ "$size" = 65536 ]
+	[ "$host" -ge "$POOL_BASE" ] && [ "$host" -lt $((POOL_BASE + 131072)) ]
+	[ "$(uidmap "$a1")" = "$want" ]
+	[ "$(uidmap "$a2")" = "$want" ]
+	[ "$(crictl exec "$a1" id -u):$(crictl exec "$a1" id -g)" = 0:0 ]
+	# Its own network namespace, the one containerd made (exec included).
+	netns=$(crictl inspectp "$pod" | jq -r '.info.runtimeSpec.linux.namespaces[] | select(.type == "network") | .path')
+	[ "$(crictl exec "$a1" readlink /proc/self/ns/net)" = "net:[$(stat -L -c %i "$netns")]" ]
+	[ "$(crictl exec "$a2" readlink /proc/self/ns/net)" = "net:[$(stat -L -c %i "$netns")]" ]
+	# Writes: the rootfs upper dir gets the pod's host IDs, the idmapped
+	# host-path volume the container's IDs (root stays root on the host).
+	crictl exec "$a1" sh -c 'echo r >/written-by-app1 && echo v >/vol/written-by-app1'
+	[ "$(stat -c %u:%g "$D/vol/written-by-app1")" = 0:0 ]
+	upper=$(find "$D/root/io.containerd.snapshotter.v1.overlayfs/snapshots" -maxdepth 3 -name written-by-app1)
+	[ "$(stat -c %u:%g "$upper")" = "$host:$host" ]
+	rm -f "$D/vol/written-by-app1"
+	rmpod "$pod"
+	[ "$(pool_count)" = 0 ]
+	[ -z "$(staged_mounts)" ]
+}
+
+@test "CRI: a second pod gets a disjoint range; an exhausted pool reaches crictl with our text; stopp/rmp return the range" {
+	p1=$(runp q1 '{"runc-userns.io/userns": "auto"}')
+	p2=$(runp q2 '{"runc-userns.io/userns": "auto"}')
+	r1=$(sandbox_uidmap "$p1" | awk '{print $2}')
+	r2=$(sandbox_uidmap "$p2" | awk '{print $2}')
+	[ "$r1" != "$r2" ]
+	[ $(((r1 > r2 ? r1 - r2 : r2 - r1))) -ge 65536 ]
+	[ "$(pool_count)" = 2 ]
+	run -1 crictl runp "$(pod_config q3 '{"runc-userns.io/userns": "auto"}')"
+	[[ "$output" == *"user namespace pool exhausted: 2 of 2 ranges in use"* ]]
+	rmpod "$p1"
+	[ "$(pool_count)" = 1 ]
+	rmpod "$p2"
+	[ "$(pool_count)" = 0 ]
+	[ -z "$(staged_mounts)" ]
+	[ -z "$(ls "$D/state/pods")" ]
+}
+
+@test "CRI: a pod without the annotation runs the spec containerd wrote, untouched" {
+	pod=$(runp plainpod)
+	c=$(run_ctr "$pod" plainpod app '["sleep", "3600"]')
+	bundle=$D/state-ctrd/io.containerd.runtime.v2.task/k8s.io/$c
+	cmp <(jq -S . "$bundle/config.json") <(crictl inspect "$c" | jq -S .info.runtimeSpec)
+	[ "$(jq -r '.config.labels // {} | keys[]' "$D/runc/k8s.io/$c/state.json" | grep -c runc-userns || true)" = 0 ]
+	[ "$(uidmap "$c")" = "0 0 4294967295" ]
+	[ "$(pool_count)" = 0 ]
+	rmpod "$pod"
+}
+
+@test "CRI: a debug container with PID namespace TARGET in a userns pod sees the target's processes" {
+	pod=$(runp dbg '{"runc-userns.io/userns": "auto"}')
+	target=$(run_ctr "$pod" dbg target '["sleep", "3601"]')
+	debug=$(run_ctr "$pod" dbg debug '["sleep", "3600"]' '.linux.security_context.namespace_options = {pid: 3, target_id: "'"$target"'"}')
+	run -0 crictl exec "$debug" ps -o pid,args
+	[[ "$output" == *"sleep 3601"* ]]
+	[[ "$output" == *"sleep 3600"* ]]
+	[ "$(uidmap "$debug")" = "$(uidmap "$target")" ]
+	rmpod "$pod"
+	[ "$(pool_count)" = 0 ]
 }
