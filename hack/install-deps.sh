@@ -17,6 +17,8 @@ have gcc || need+=(gcc)
 # plugins its pods use (loopback, static).
 have containerd || need+=(containerd)
 [ -x /usr/lib/cni/static ] || need+=(containernetworking-plugins)
+# contrib.bats parses contrib's YAML and TOML (tomllib is in python3 >= 3.11).
+installed python3-yaml || need+=(python3-yaml)
 if [ "${#need[@]}" -gt 0 ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "install-deps: need root to install: ${need[*]}" >&2
