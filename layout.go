@@ -16,6 +16,8 @@ import (
 //	                                           mounted only while runc creates it
 //	<stateDir>/containers/<root>/<id>/mounts/N its idmapped bind mount N (runc 1.1)
 //	<stateDir>/containers/<root>/<id>/layers/N idmapped lower layer N of an overlay rootfs
+//	<stateDir>/containers/<root>/<id>/netns    "<dev> <ino> <path>" of the network namespace
+//	                                           runc < 1.3 starts in (netjoin.go)
 //	<stateDir>/features-<hash>.json            the real runtime's `features`
 //
 // <root> is a short hash of runc's --root: container IDs are unique per

@@ -62,3 +62,14 @@ func TestNetjoinRecord(t *testing.T) {
 		t.Error("malformed record accepted")
 	}
 }
+
+// BenchmarkExecLookupMiss is what exec costs a container we did not edit:
+// the record lookup that finds nothing.
+func BenchmarkExecLookupMiss(b *testing.B) {
+	lay := layout(b.TempDir())
+	for i := 0; i < b.N; i++ {
+		if _, found, err := readNetjoin(lay, "/run/containerd/runc/k8s.io", "0123456789abcdef"); found || err != nil {
+			b.Fatal(found, err)
+		}
+	}
+}

@@ -100,3 +100,23 @@ func itoa(n int) string {
 	}
 	return string(b)
 }
+
+// BenchmarkEnterRestore: what create pays (exec pays the Enter half).
+func BenchmarkEnterRestore(b *testing.B) {
+	if os.Getuid() != 0 {
+		b.Skip("setns(CLONE_NEWNET) needs root")
+	}
+	_, id, err := Open("/proc/self/ns/net")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < b.N; i++ {
+		restore, _, err := Enter("/proc/self/ns/net", id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := restore(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
