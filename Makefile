@@ -32,7 +32,7 @@ deps-upstream: ## Build current upstream runc into .cache for the second test pa
 	./hack/install-runc-upstream.sh $(RUNC_UPSTREAM_VERSION) $(dir $(RUNC_UPSTREAM))
 
 deps-crictl: ## Build crictl into .cache for the containerd suite
-	./hack/install-crictl.sh $(CRICTL_VERSION) $(CACHE)/crictl-$(CRICTL_VERSION)
+	GO=$(GO) ./hack/install-crictl.sh $(CRICTL_VERSION) $(CACHE)/crictl-$(CRICTL_VERSION)
 
 demo: deps build ## Run a busybox container in a pool user namespace and show what it sees
 	./hack/demo.sh $(BIN)
@@ -52,10 +52,10 @@ fuzz: ## Run every fuzz target for $(FUZZTIME)
 
 integration: integration-runc11 integration-upstream ## bats end-to-end suites against both runcs
 
-integration-runc11: build ## bats suites against Debian's runc 1.1.5
+integration-runc11: build deps-crictl ## bats suites against Debian's runc 1.1.5
 	REAL_RUNC=/usr/sbin/runc bats --print-output-on-failure tests/integration
 
-integration-upstream: build ## bats suites against upstream runc ($(RUNC_UPSTREAM_VERSION))
+integration-upstream: build deps-crictl ## bats suites against upstream runc ($(RUNC_UPSTREAM_VERSION))
 	REAL_RUNC=$(RUNC_UPSTREAM) bats --print-output-on-failure tests/integration
 
 clean: ## Remove build outputs

@@ -12,8 +12,9 @@ k8s=v0.26.0 # the k8s.io/* release cri-tools $version was cut against
 if [ -x "$dest/crictl" ]; then
 	exit 0
 fi
+GO=${GO:-go}
 export GOFLAGS=-mod=mod
-src=$(go mod download -json "github.com/kubernetes-sigs/cri-tools@$version" | jq -r .Dir)
+src=$("$GO" mod download -json "github.com/kubernetes-sigs/cri-tools@$version" | jq -r .Dir)
 work=$(mktemp -d)
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 cp -r "$src/." "$work"
@@ -26,5 +27,5 @@ if grep -q 'kubernetes/staging' "$work/go.mod"; then
 fi
 echo "install-crictl: building crictl $version (k8s.io/* $k8s) into $dest"
 mkdir -p "$dest"
-(cd "$work" && CGO_ENABLED=0 go build -trimpath -ldflags "-X github.com/kubernetes-sigs/cri-tools/pkg/version.Version=$version" -o "$dest/crictl.tmp" ./cmd/crictl)
+(cd "$work" && CGO_ENABLED=0 "$GO" build -trimpath -ldflags "-X github.com/kubernetes-sigs/cri-tools/pkg/version.Version=$version" -o "$dest/crictl.tmp" ./cmd/crictl)
 mv "$dest/crictl.tmp" "$dest/crictl"
