@@ -123,10 +123,15 @@ func (a *app) execIn() int {
 		return a.fail(err)
 	}
 	lay := layout(a.cfg.StateDir)
-	if !a.inv.Scanned || oci.ValidateID(a.inv.ID) != nil {
+	if a.inv.Help || (a.inv.Scanned && oci.ValidateID(a.inv.ID) != nil) {
+		return a.exec() // runc prints its usage, or refuses the ID
+	}
+	if !a.inv.Scanned {
 		// Without the ID we cannot tell whether the container needs its
 		// network namespace entered: refuse rather than let runc run the
 		// process in the host's, if any container of this root needs it.
+		// (A flag no runc knows is refused by runc itself; this catches
+		// one that a newer runc knows and our scanner does not.)
 		if netjoinsUnder(lay, root) {
 			return a.fail(fmt.Errorf("runc-userns could not read the container ID from exec's arguments %q, and containers under --root %s run in a network namespace that runc-userns enters for runc (runc < 1.3): report the arguments as a bug", a.inv.Args, root))
 		}

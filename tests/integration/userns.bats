@@ -300,6 +300,8 @@ uid_map_of() {
 		# An exec whose ID it cannot read is refused, never run in the host's.
 		run -1 wrapper exec --some-future-flag x app true
 		[[ "$output" == *"could not read the container ID from exec's arguments"* ]]
+		run -0 wrapper exec --help
+		[[ "$output" == *"runc exec"* ]]
 	else
 		[ "$(jq -r '.linux.namespaces[] | select(.type == "network") | .path' "$app/config.json")" = "$TESTDIR/netns" ]
 	fi
