@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/runc-userns/runc-userns/internal/oci"
 )
 
 func TestNetjoinModifier(t *testing.T) {
@@ -71,5 +73,16 @@ func BenchmarkExecLookupMiss(b *testing.B) {
 		if _, found, err := readNetjoin(lay, "/run/containerd/runc/k8s.io", "0123456789abcdef"); found || err != nil {
 			b.Fatal(found, err)
 		}
+	}
+}
+
+// A second create of the same bundle starts from the caller's spec: the
+// network namespace entry netjoin removed comes back.
+func TestUndoStampNetns(t *testing.T) {
+	s := &specs.Spec{Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: "pid"}}}, Annotations: map[string]string{}}
+	undoStamp(s, &oci.Stamp{Netns: "/var/run/netns/cni-1"})
+	want := []specs.LinuxNamespace{{Type: "pid"}, {Type: "network", Path: "/var/run/netns/cni-1"}}
+	if !reflect.DeepEqual(s.Linux.Namespaces, want) {
+		t.Errorf("namespaces after undo = %v, want %v", s.Linux.Namespaces, want)
 	}
 }

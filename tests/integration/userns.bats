@@ -302,6 +302,15 @@ uid_map_of() {
 		[[ "$output" == *"could not read the container ID from exec's arguments"* ]]
 		run -0 wrapper exec --help
 		[[ "$output" == *"runc exec"* ]]
+		# net.* sysctls cannot be written from the pod's user namespace there.
+		sc=$(setup_bundle sysctl)
+		annotate "$sc" runc-userns.io/userns auto
+		as_pod "$sc" sandbox container
+		update_config "$sc" '.linux.namespaces |= map(if .type == "network" then .path = "'"$TESTDIR/netns"'" else . end)
+			| .linux.sysctl = {"net.ipv4.ping_group_range": "0 0"}'
+		run -1 wrapper create --bundle "$sc" sysctl
+		[[ "$output" == *"container sysctl: it joins network namespace $TESTDIR/netns"*"sets network sysctls [net.ipv4.ping_group_range]"*"drop the sysctls, upgrade runc to >= 1.3"* ]]
+		[ ! -e "$RUNC_ROOT/sysctl" ]
 	else
 		[ "$(jq -r '.linux.namespaces[] | select(.type == "network") | .path' "$app/config.json")" = "$TESTDIR/netns" ]
 	fi
