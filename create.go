@@ -61,7 +61,7 @@ func (a *app) create() int {
 	if err != nil {
 		return a.fail(err)
 	}
-	if !want && !idmap.Requested(doc.Spec) {
+	if !want && !idmap.Requested(doc.Spec) && !wantsPIDJoin(doc.Spec, req) {
 		if _, err := doc.Flush(); err != nil {
 			return a.fail(fmt.Errorf("container %s: %w", inv.ID, err))
 		}
@@ -274,6 +274,24 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 	stamp := &oci.Stamp{Version: 1, Root: c.root, StateDir: c.cfg.StateDir, Runtime: c.runtime}
 	c.undo = append(c.undo, func() error { return removeStaged(c.lay, c.root, c.id) })
 	var mods []modifier
+	// A container:<ID> reference first: joining the target's PID namespace
+	// decides the user namespace too (the target's), and may rule out one
+	// from the pool.
+	join, err := c.resolvePIDJoin(s, c.req, c.root, c.lay.containerDir(c.root, c.id), !feat.NativeIdmap)
+	if err != nil {
+		return nil, nil, err
+	}
+	if join != nil {
+		c.undo = append(c.undo, join.Cleanup)
+		fault.Point(fault.Joined)
+		mods = append(mods, join.Modifiers()...)
+		if join.TakesUserns() {
+			c.want = false
+			// Recorded so that a second create of the bundle undoes it
+			// (undoStamp) and resolves the reference afresh.
+			stamp.UsernsPath = join.target.Userns
+		}
+	}
 	var pod []specs.LinuxIDMapping
 	var podNS *os.File
 	if c.want {
@@ -282,7 +300,7 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 			return nil, nil, err
 		}
 		defer ns.Close()
-		mods, podNS = m, ns
+		mods, podNS = append(mods, m...), ns
 		pod = libuserns.PodMappings(stamp.HostID, stamp.Size)
 	}
 	m, err := c.planMounts(s, stamp, feat, pod, podNS)
