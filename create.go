@@ -203,6 +203,7 @@ type creation struct {
 	root       string
 	lay        layout
 	pool       *pool.Pool
+	join       *pidJoin // a resolved container:<ID> reference
 	undo       []func() error
 }
 
@@ -257,6 +258,14 @@ func (c *creation) do(doc *oci.Document) int {
 	if err := detachStaged(c.lay, c.root, c.id); err != nil {
 		c.log.Warnf("container %s: %v", c.id, err)
 	}
+	// Likewise the pins of a container:<ID> target's namespaces: the
+	// container's init has joined them, and `runc exec` enters through the
+	// init's /proc/<pid>/ns entries, not the spec's paths.
+	if c.join != nil {
+		if err := c.join.Cleanup(); err != nil {
+			c.log.Warnf("container %s: %v", c.id, err)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(c.root, c.id, "state.json")); errors.Is(err, os.ErrNotExist) {
 		c.rollback()
 	}
@@ -282,6 +291,7 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 		return nil, nil, err
 	}
 	if join != nil {
+		c.join = join
 		c.undo = append(c.undo, join.Cleanup)
 		fault.Point(fault.Joined)
 		mods = append(mods, join.Modifiers()...)

@@ -16,8 +16,9 @@ import (
 
 // pidJoin is a resolved "container:<ID>" PID namespace reference of the
 // container being created: the target's PID namespace is pinned under the
-// container's pin directory until Cleanup (a failed create) or
-// releasePIDJoin (delete).
+// container's pin directory until Cleanup (once runc has created the
+// container, or after a failed create) or releasePIDJoin (delete, for a
+// create killed before it could clean up).
 type pidJoin struct {
 	target *nsjoin.Target
 	pinDir string
@@ -40,7 +41,8 @@ func (j *pidJoin) Modifiers() []modifier { return j.mods }
 // which then joins the pod's range as usual (idmapped rootfs included).
 func (j *pidJoin) TakesUserns() bool { return j.takes }
 
-// Cleanup drops the pins; for a create that failed.
+// Cleanup drops the pins: runc no longer needs them once it has created
+// the container, nor after a failed create.
 func (j *pidJoin) Cleanup() error { return nsjoin.Release(j.pinDir) }
 
 // releasePIDJoin drops the pins a container's create made in pinDir, if

@@ -78,9 +78,11 @@ killed_create() {
 	run wrapper delete --force k-joined
 	[ -z "$(staging_mounts)" ] || fail "pins left: $(staging_mounts)"
 	[ -z "$(ls "$STATE_DIR/containers/"*/k-joined 2>/dev/null)" ] || fail "container dir left"
-	# The target keeps its range; the next create joins it.
+	# The target keeps its range; the next create joins it, and keeps no
+	# pin once it returned.
 	[ "$(pool_json | jq -r '[.[].owner] | join(",")')" = target ]
 	start_container "$b" k-joined-again
+	[ -z "$(staging_mounts)" ]
 	[ "$(cexec k-joined-again readlink /proc/self/ns/pid)" = "$(cexec target readlink /proc/self/ns/pid)" ]
 	wrapper delete --force k-joined-again
 	wrapper delete --force target
