@@ -1,10 +1,11 @@
 #!/usr/bin/env bats
 # podman as a client: `podman --runtime runc-userns` (issue 6).
 #
-# One private podman instance for the file: its own containers.conf and
-# storage.conf, graph root, run root, tmp dir, events log, file locks, network
-# config dir, cgroupfs under a cgroup parent of its own, no network. It all
-# runs in a private mount namespace (held by a `sleep` for the file) in which
+# One private podman instance for the file: its own containers.conf drop-ins
+# and storage.conf, graph root, run root, tmp dir, events log, file locks,
+# network config dir, cgroupfs under a cgroup parent of its own, no network.
+# It all runs in a private mount namespace (held by a `sleep` for the file)
+# in which
 #  - /etc/runc-userns is a bind of a test directory, so the wrapper finds the
 #    test's operator config (runtime = $REAL_RUNC, state dir and pool in the
 #    test directory) where a real install has it. podman runs the runtime
@@ -12,6 +13,9 @@
 #    environment at all (no PATH) on kill/state/delete: nothing can be passed
 #    through the environment, so podman's runtime here is bin/runc-userns
 #    itself, found the way production finds it;
+#  - /etc/containers/containers.conf.d holds the instance's settings and
+#    contrib/podman/runc-userns.conf as shipped (only the binaries' paths
+#    are this checkout's);
 #  - /var/lib/containers is a tmpfs: `podman import` writes its blob-info
 #    cache there whatever --root says;
 #  - /etc/subuid and /etc/subgid are binds of test files (podman --userns auto).
@@ -36,14 +40,20 @@ setup_file() {
 	chmod 0711 "$BATS_RUN_TMPDIR" "$BATS_FILE_TMPDIR" "$PD"
 	chmod 0700 "$PD/xdg"
 	export PD_STATE=$PD/state PD_CGROUP=runc-userns-podman-$$
-	export CONTAINERS_CONF=$PD/cfg/containers.conf
 	export CONTAINERS_STORAGE_CONF=$PD/cfg/storage.conf
 	export CONTAINERS_REGISTRIES_CONF=$PD/cfg/registries.conf
 	export XDG_RUNTIME_DIR=$PD/xdg TMPDIR=$PD/tmp
+	unset CONTAINERS_CONF
 	: >"$CONTAINERS_REGISTRIES_CONF"
+	: >"$PD/empty"
+	# containers.conf comes from drop-ins, as on a real install: the
+	# namespace's /etc/containers/containers.conf.d is $PD/conf.d with
+	# the private instance's settings, contrib's runc-userns.conf as
+	# shipped, and the paths of this checkout's binaries last.
+	mkdir -p "$PD/conf.d"
 	# Below the sandbox's hard limits: without CAP_SYS_RESOURCE, podman's
 	# defaults (raised to the hard limit) make runc's setrlimit fail.
-	cat >"$CONTAINERS_CONF" <<-EOF
+	cat >"$PD/conf.d/00-private.conf" <<-EOF
 		[containers]
 		default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
 		netns = "none"
@@ -60,7 +70,9 @@ setup_file() {
 		volume_path = "$PD/graph/volumes"
 		image_copy_tmp_dir = "$PD/tmp"
 		runtime = "runc"
-		runtime_supports_json = ["runc", "runc-userns"]
+	EOF
+	cp "$ROOT_DIR/contrib/podman/runc-userns.conf" "$PD/conf.d/"
+	cat >"$PD/conf.d/zz-paths.conf" <<-EOF
 		[engine.runtimes]
 		runc = ["$REAL_RUNC"]
 		runc-userns = ["$WRAPPER"]
@@ -76,7 +88,7 @@ setup_file() {
 	# A runc built without libseccomp (`go install` without -tags seccomp)
 	# refuses podman's default profile: run unconfined with that one.
 	if ! "$REAL_RUNC" features 2>/dev/null | jq -e '.linux.seccomp.enabled' >/dev/null; then
-		sed -i 's/^\[containers\]$/&\nseccomp_profile = "unconfined"/' "$CONTAINERS_CONF"
+		sed -i 's/^\[containers\]$/&\nseccomp_profile = "unconfined"/' "$PD/conf.d/00-private.conf"
 	fi
 	write_pd_config '{}'
 	echo "containers:$CALLER_BASE:131072" >"$PD/subid"
@@ -85,7 +97,7 @@ setup_file() {
 	# removed by teardown_file (only if still empty).
 	: >"$PD/made"
 	local p
-	for p in /etc/runc-userns /var/lib/containers; do
+	for p in /etc/runc-userns /var/lib/containers /etc/containers/containers.conf.d; do
 		[ -e "$p" ] || { mkdir -p -m 0700 "$p" && echo "$p" >>"$PD/made"; }
 	done
 	for p in /etc/subuid /etc/subgid; do
@@ -101,6 +113,9 @@ setup_file() {
 	done
 	[ "$(readlink "/proc/$NS_PID/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] || fail "no private mount namespace"
 	in_ns mount --bind "$PD/etc-runc-userns" /etc/runc-userns
+	in_ns mount --bind "$PD/conf.d" /etc/containers/containers.conf.d
+	# The host's own settings, if any, stay out.
+	[ ! -e /etc/containers/containers.conf ] || in_ns mount --bind "$PD/empty" /etc/containers/containers.conf
 	in_ns mount -t tmpfs -o mode=0700 tmpfs /var/lib/containers
 	in_ns mount --bind "$PD/subid" /etc/subuid
 	in_ns mount --bind "$PD/subid" /etc/subgid
@@ -251,7 +266,8 @@ lifecycle() {
 }
 
 @test "userns=auto: a pool range, root inside, / writable, a host-root volume is root's, rm returns the range" {
-	prun runc-userns -d --name u1 --annotation runc-userns.io/userns=auto -v "$VOL:/v" localhost/busybox sleep 1000
+	prun runc-userns -d --name u1 --annotation runc-userns.io/userns=auto -v "$VOL:/v" localhost/busybox \
+		sh -c 'echo ready; exec sleep 1000'
 	run -0 pd exec u1 cat /proc/self/uid_map
 	[ "$(echo $output)" = "0 $POOL_BASE 65536" ]
 	run -0 pd exec u1 cat /proc/self/gid_map
@@ -265,6 +281,10 @@ lifecycle() {
 	[ "${lines[1]}" = "/v/user-file 1000:1000" ]
 	run -0 pd exec u1 sh -c 'echo new >/v/created'
 	[ "$(stat -c %u:%g "$VOL/created")" = 0:0 ]
+	# What a runtime prints on a successful create lands in podman logs:
+	# only the container's own output is there.
+	run -0 pd logs u1
+	[ "$output" = ready ]
 	# The host sees the container's init as the pool's first ID.
 	pid=$(pd inspect --format '{{.State.Pid}}' u1)
 	[ "$(stat -c %u "/proc/$pid")" = "$POOL_BASE" ]
@@ -290,6 +310,28 @@ lifecycle() {
 	run -0 pd_pool
 	[ "$(echo "$output" | jq length)" = 1 ]
 	pd rm -f -t 0 u2 >/dev/null
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 0 ]
+}
+
+@test "userns=auto: stop releases the range, start takes one again, rm -f releases it" {
+	prun runc-userns -d --name u3 --annotation runc-userns.io/userns=auto localhost/busybox sleep 1000
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 1 ]
+	# podman's cleanup runs delete once the container has exited.
+	pd stop -t 0 u3 >/dev/null
+	for i in $(seq 50); do
+		[ "$(pd_pool | jq length)" = 0 ] && break
+		sleep 0.1
+	done
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 0 ]
+	pd start u3 >/dev/null
+	run -0 pd exec u3 cat /proc/self/uid_map
+	[ "$(echo $output)" = "0 $POOL_BASE 65536" ]
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 1 ]
+	pd rm -f -t 0 u3 >/dev/null
 	run -0 pd_pool
 	[ "$(echo "$output" | jq length)" = 0 ]
 }
