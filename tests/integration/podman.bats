@@ -51,8 +51,9 @@ setup_file() {
 	# the private instance's settings, contrib's runc-userns.conf as
 	# shipped, and the paths of this checkout's binaries last.
 	mkdir -p "$PD/conf.d"
-	# Below the sandbox's hard limits: without CAP_SYS_RESOURCE, podman's
-	# defaults (raised to the hard limit) make runc's setrlimit fail.
+	# Ulimits below the machine's hard limits: podman's default nofile
+	# (1048576) is above them here, and raising a hard limit needs
+	# CAP_SYS_RESOURCE, which this sandbox lacks (runc's setrlimit fails).
 	cat >"$PD/conf.d/00-private.conf" <<-EOF
 		[containers]
 		default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
