@@ -16,6 +16,8 @@
 #  - /etc/containers/containers.conf.d holds the instance's settings and
 #    contrib/podman/runc-userns.conf as shipped (only the binaries' paths
 #    are this checkout's);
+#  - /run/runc is a tmpfs: podman passes runc no --root, so runc's state
+#    (and the root the wrapper's pool records) is runc's default;
 #  - /var/lib/containers is a tmpfs: `podman import` writes its blob-info
 #    cache there whatever --root says;
 #  - /etc/subuid and /etc/subgid are binds of test files (podman --userns auto).
@@ -98,7 +100,7 @@ setup_file() {
 	# removed by teardown_file (only if still empty).
 	: >"$PD/made"
 	local p
-	for p in /etc/runc-userns /var/lib/containers /etc/containers/containers.conf.d; do
+	for p in /etc/runc-userns /var/lib/containers /run/runc /etc/containers/containers.conf.d; do
 		[ -e "$p" ] || { mkdir -p -m 0700 "$p" && echo "$p" >>"$PD/made"; }
 	done
 	for p in /etc/subuid /etc/subgid; do
@@ -118,6 +120,7 @@ setup_file() {
 	# The host's own settings, if any, stay out.
 	[ ! -e /etc/containers/containers.conf ] || in_ns mount --bind "$PD/empty" /etc/containers/containers.conf
 	in_ns mount -t tmpfs -o mode=0700 tmpfs /var/lib/containers
+	in_ns mount -t tmpfs -o mode=0700 tmpfs /run/runc
 	in_ns mount --bind "$PD/subid" /etc/subuid
 	in_ns mount --bind "$PD/subid" /etc/subgid
 
@@ -129,6 +132,17 @@ teardown_file() {
 	[ -n "${PD:-}" ] || return 0
 	if [ -n "${NS_PID:-}" ]; then
 		pd rm -a -f -t 0 >/dev/null 2>&1 || true
+		# Whatever podman could not remove: its runc containers, then the
+		# processes left in the namespace (conmon), then the holder.
+		local id pid ns
+		for id in $(in_ns ls /run/runc 2>/dev/null); do
+			in_ns "$WRAPPER" delete --force "$id" >/dev/null 2>&1 || true
+		done
+		ns=$(readlink "/proc/$NS_PID/ns/mnt")
+		for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+			[ "$pid" != "$NS_PID" ] && [ "$(readlink "/proc/$pid/ns/mnt" 2>/dev/null)" = "$ns" ] &&
+				kill -9 "$pid" 2>/dev/null || true
+		done
 		kill "$NS_PID" 2>/dev/null || true
 		wait "$NS_PID" 2>/dev/null || true
 	fi
@@ -165,6 +179,8 @@ teardown() {
 	local m
 	m=$(in_ns awk -v d="$PD_STATE/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo)
 	[ -z "$m" ] || leaks+="mounts left: $m; "
+	m=$(in_ns ls /run/runc)
+	[ -z "$m" ] || leaks+="runc containers left: $m; "
 	m=$(grep -F "$BATS_FILE_TMPDIR" /proc/self/mountinfo || true)
 	[ -z "$m" ] || leaks+="mounts in the host's namespace: $m; "
 	[ "$(stat -c '%u:%g %a' /dev/null)" = "0:0 666" ] || leaks+="/dev/null is $(stat -c '%u:%g %a' /dev/null); "
@@ -294,6 +310,8 @@ lifecycle() {
 	[ "$(echo "$output" | jq -r '.[0].hostID')" = "$POOL_BASE" ]
 	id=$(pd inspect --format '{{.Id}}' u1)
 	[ "$(echo "$output" | jq -r '.[0].owner')" = "$id" ]
+	# podman passes runc no --root: runc's default root.
+	[ "$(echo "$output" | jq -r '.[0].root')" = /run/runc ]
 	# podman runs kill and delete with an empty environment: the wrapper
 	# must still find the pool (its stamp on the spec) and give it back.
 	pd stop -t 0 u1 >/dev/null
@@ -321,7 +339,7 @@ lifecycle() {
 	[ "$(echo "$output" | jq length)" = 1 ]
 	# podman's cleanup runs delete once the container has exited.
 	pd stop -t 0 u3 >/dev/null
-	for i in $(seq 50); do
+	for i in $(seq 100); do
 		[ "$(pd_pool | jq length)" = 0 ] && break
 		sleep 0.1
 	done
