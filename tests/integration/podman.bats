@@ -273,6 +273,20 @@ lifecycle() {
 	}
 }
 
+@test "plain containers: runc's own errors reach podman as with runc" {
+	run -127 prun runc --rm localhost/busybox /nonexistent
+	want=${output/#Error: runc: /Error: runc-userns: }
+	[[ "$want" == *'exec: "/nonexistent": stat /nonexistent: no such file or directory'* ]]
+	run -127 prun runc-userns --rm localhost/busybox /nonexistent
+	[ "$output" = "$want" ]
+}
+
+@test "podman info: the real runc's version lines, then ours" {
+	run -0 pd --runtime runc-userns info --format '{{.Host.OCIRuntime.Name}}|{{.Host.OCIRuntime.Version}}'
+	[ "${lines[0]}" = "runc-userns|$("$REAL_RUNC" --version | sed -n 1p)" ]
+	[[ "${lines[-1]}" == "runc-userns: "*" (real runtime $REAL_RUNC)" ]]
+}
+
 @test "--pid container:NAME joins the other container's PID namespace" {
 	prun runc-userns -d --name p1 localhost/busybox sleep 1000
 	run -0 pd exec p1 readlink /proc/self/ns/pid
@@ -351,6 +365,13 @@ lifecycle() {
 	run -0 pd_pool
 	[ "$(echo "$output" | jq length)" = 1 ]
 	pd rm -f -t 0 u3 >/dev/null
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 0 ]
+}
+
+@test "userns=auto: a create that fails returns the range" {
+	run -127 prun runc-userns --rm --annotation runc-userns.io/userns=auto localhost/busybox /nonexistent
+	[[ "$output" == *'exec: "/nonexistent": stat /nonexistent: no such file or directory'* ]]
 	run -0 pd_pool
 	[ "$(echo "$output" | jq length)" = 0 ]
 }
