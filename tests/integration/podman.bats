@@ -108,7 +108,6 @@ setup_file() {
 	done
 	unshare -m --propagation private sleep infinity </dev/null >/dev/null 2>&1 3>&- &
 	export NS_PID=$!
-	echo "$NS_PID" >"$PD/ns.pid"
 	local i
 	for i in $(seq 50); do
 		[ "$(readlink "/proc/$NS_PID/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] && break
