@@ -13,6 +13,10 @@ have jq || need+=(jq)
 have pkg-config || need+=(pkg-config)
 installed libseccomp-dev || need+=(libseccomp-dev)
 have gcc || need+=(gcc)
+# podman.bats: podman 4.3.1 and conmon (a dependency). vfs storage and
+# --network none need nothing else: no fuse-overlayfs, netavark, CNI
+# plugins or catatonit (recommends, not installed).
+have podman || need+=(podman)
 if [ "${#need[@]}" -gt 0 ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "install-deps: need root to install: ${need[*]}" >&2
@@ -21,5 +25,9 @@ if [ "${#need[@]}" -gt 0 ]; then
 	echo "install-deps: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+	# podman depends on "crun | runc": keep apt from choosing crun (whose
+	# 1.8.1 chowns the host's /dev/null for user-namespaced containers).
+	avoid=()
+	installed crun || avoid+=(crun-)
+	apt-get install -y -qq --no-install-recommends "${need[@]}" "${avoid[@]}" >/dev/null
 fi
