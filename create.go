@@ -61,7 +61,7 @@ func (a *app) create() int {
 	if err != nil {
 		return a.fail(err)
 	}
-	if !want && !idmap.Requested(doc.Spec) {
+	if !want && !idmap.Requested(doc.Spec) && !wantsPIDJoin(doc.Spec, req) {
 		if _, err := doc.Flush(); err != nil {
 			return a.fail(fmt.Errorf("container %s: %w", inv.ID, err))
 		}
@@ -206,7 +206,8 @@ type creation struct {
 	root       string
 	lay        layout
 	pool       *pool.Pool
-	netjoin    netjoin // the network namespace runc starts in (netjoin.go)
+	netjoin    netjoin  // the network namespace runc starts in (netjoin.go)
+	join       *pidJoin // a resolved container:<ID> reference
 	undo       []func() error
 }
 
@@ -261,6 +262,14 @@ func (c *creation) do(doc *oci.Document) int {
 	if err := detachStaged(c.lay, c.root, c.id); err != nil {
 		c.log.Warnf("container %s: %v", c.id, err)
 	}
+	// Likewise the pins of a container:<ID> target's namespaces: the
+	// container's init has joined them, and `runc exec` enters through the
+	// init's /proc/<pid>/ns entries, not the spec's paths.
+	if c.join != nil {
+		if err := c.join.Cleanup(); err != nil {
+			c.log.Warnf("container %s: %v", c.id, err)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(c.root, c.id, "state.json")); errors.Is(err, os.ErrNotExist) {
 		c.rollback()
 	}
@@ -278,6 +287,25 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 	stamp := &oci.Stamp{Version: 1, Root: c.root, StateDir: c.cfg.StateDir, Runtime: c.runtime}
 	c.undo = append(c.undo, func() error { return removeStaged(c.lay, c.root, c.id) })
 	var mods []modifier
+	// A container:<ID> reference first: joining the target's PID namespace
+	// decides the user namespace too (the target's), and may rule out one
+	// from the pool.
+	join, err := c.resolvePIDJoin(s, c.req, c.root, c.lay.containerDir(c.root, c.id), !feat.NativeIdmap)
+	if err != nil {
+		return nil, nil, err
+	}
+	if join != nil {
+		c.join = join
+		c.undo = append(c.undo, join.Cleanup)
+		fault.Point(fault.Joined)
+		mods = append(mods, join.Modifiers()...)
+		if join.TakesUserns() {
+			c.want = false
+			// Recorded so that a second create of the bundle undoes it
+			// (undoStamp) and resolves the reference afresh.
+			stamp.UsernsPath = join.target.Userns
+		}
+	}
 	var pod []specs.LinuxIDMapping
 	var podNS *os.File
 	if c.want {
@@ -286,7 +314,7 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 			return nil, nil, err
 		}
 		defer ns.Close()
-		mods, podNS = m, ns
+		mods, podNS = append(mods, m...), ns
 		pod = libuserns.PodMappings(stamp.HostID, stamp.Size)
 	}
 	m, err := c.planMounts(s, stamp, feat, pod, podNS)

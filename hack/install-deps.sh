@@ -19,6 +19,10 @@ have containerd || need+=(containerd)
 [ -x /usr/lib/cni/static ] || need+=(containernetworking-plugins)
 # contrib.bats parses contrib's YAML and TOML (tomllib is in python3 >= 3.11).
 installed python3-yaml || need+=(python3-yaml)
+# podman.bats: podman 4.3.1 and conmon (a dependency). vfs storage and
+# --network none need nothing else: no fuse-overlayfs, netavark, CNI
+# plugins or catatonit (recommends, not installed).
+have podman || need+=(podman)
 if [ "${#need[@]}" -gt 0 ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "install-deps: need root to install: ${need[*]}" >&2
@@ -27,5 +31,9 @@ if [ "${#need[@]}" -gt 0 ]; then
 	echo "install-deps: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+	# podman depends on "crun | runc": keep apt from choosing crun (whose
+	# 1.8.1 chowns the host's /dev/null for user-namespaced containers).
+	avoid=()
+	installed crun || avoid+=(crun-)
+	apt-get install -y -qq --no-install-recommends "${need[@]}" "${avoid[@]}" >/dev/null
 fi
