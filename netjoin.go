@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +13,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/internal/runc"
 	"github.com/runc-userns/runc-userns/netns"
 )
 
@@ -18,10 +21,10 @@ import (
 // pool container that must join a network namespace its pod's user
 // namespace does not own, create drops the namespace from the spec, records
 // it beside the container's staging entries, and starts runc inside it;
-// exec of such a container reads the record and execs runc inside it too
-// (runc exec joins only the namespaces the container's config lists). The
-// record is the only thing exec reads: one open(2) that fails with ENOENT
-// for every container we did not edit this way.
+// exec of such a container finds the record through the container's stamp
+// and execs runc inside it too (runc exec joins only the namespaces the
+// container's config lists), or refuses: it never lets runc run a process
+// of such a container in the host's network namespace.
 
 // netjoinModifier removes the network namespace entry: runc inherits the
 // namespace the wrapper entered instead of joining it.
@@ -122,7 +125,6 @@ func (a *app) execIn() int {
 	if err != nil {
 		return a.fail(err)
 	}
-	lay := layout(a.cfg.StateDir)
 	if a.inv.Help || (a.inv.Scanned && oci.ValidateID(a.inv.ID) != nil) {
 		return a.exec() // runc prints its usage, or refuses the ID
 	}
@@ -132,12 +134,12 @@ func (a *app) execIn() int {
 		// process in the host's, if any container of this root needs it.
 		// (A flag no runc knows is refused by runc itself; this catches
 		// one that a newer runc knows and our scanner does not.)
-		if netjoinsUnder(lay, root) {
+		if netjoinsUnder(root) {
 			return a.fail(fmt.Errorf("runc-userns could not read the container ID from exec's arguments %q, and containers under --root %s run in a network namespace that runc-userns enters for runc (runc < 1.3): report the arguments as a bug", a.inv.Args, root))
 		}
 		return a.exec()
 	}
-	nj, found, err := readNetjoin(lay, root, a.inv.ID)
+	nj, found, err := a.netjoinOf(root, a.inv.ID)
 	if err != nil {
 		return a.fail(fmt.Errorf("container %s: %w", a.inv.ID, err))
 	}
@@ -151,16 +153,59 @@ func (a *app) execIn() int {
 	return a.exec()
 }
 
-// netjoinsUnder reports whether any container under runc root R has a
-// network namespace record.
-func netjoinsUnder(lay layout, root string) bool {
-	dir := filepath.Dir(lay.containerDir(root, "x"))
-	list, err := os.ReadDir(dir)
+// netjoinMarker is how a stamp that removed a network namespace looks in
+// runc's state.json: a "runc-userns.io/stamp=..." label whose JSON,
+// escaped inside that label's string, has a netns field.
+var netjoinMarker = []byte(`\"netns\":`)
+
+// netjoinOf finds the network namespace record of container id under runc
+// root from the container itself: the stamp on its spec, which runc's
+// state keeps, names the state dir that holds the record. So it does not
+// depend on the operator config reaching this call (podman runs exec with
+// conmon's environment, and a shim may run it with none): a container
+// whose stamp says the wrapper entered its network namespace is exec'd in
+// that namespace or not at all, never in the host's. Containers we did not
+// edit that way cost one read of their state.json.
+func (a *app) netjoinOf(root, id string) (nj netjoin, found bool, err error) {
+	raw, err := os.ReadFile(filepath.Join(root, id, "state.json"))
+	if err != nil || !hasNetjoinStamp(raw) {
+		return netjoin{}, false, nil // runc reports a missing container
+	}
+	var st runc.State
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return netjoin{}, false, fmt.Errorf("read runc state of the container: %w", err)
+	}
+	v, _ := st.Annotation(oci.AnnotationStamp)
+	stamp, err := oci.DecodeStamp(v)
+	if err == nil {
+		err = a.verifyStamp(stamp)
+	}
+	if err != nil {
+		return netjoin{}, false, fmt.Errorf("its %s annotation does not verify (%w): refusing to exec a process that might land in the host's network namespace; delete and recreate the container", oci.AnnotationStamp, err)
+	}
+	if stamp.Netns == "" {
+		return netjoin{}, false, nil
+	}
+	nj, found, err = readNetjoin(layout(stamp.StateDir), root, id)
+	if err == nil && !found {
+		err = fmt.Errorf("runc-userns entered network namespace %s for it at create, but its record %s is gone: refusing to exec a process in the host's network namespace; delete and recreate the container", stamp.Netns, layout(stamp.StateDir).netjoinRecord(root, id))
+	}
+	return nj, err == nil, err
+}
+
+func hasNetjoinStamp(stateJSON []byte) bool {
+	return bytes.Contains(stateJSON, []byte(oci.AnnotationStamp+"=")) && bytes.Contains(stateJSON, netjoinMarker)
+}
+
+// netjoinsUnder reports whether any container under runc root has a stamp
+// that removed its network namespace.
+func netjoinsUnder(root string) bool {
+	list, err := os.ReadDir(root)
 	if err != nil {
 		return false
 	}
 	for _, e := range list {
-		if _, err := os.Lstat(lay.netjoinRecord(root, e.Name())); err == nil {
+		if raw, err := os.ReadFile(filepath.Join(root, e.Name(), "state.json")); err == nil && hasNetjoinStamp(raw) {
 			return true
 		}
 	}

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/internal/runc"
 )
 
 func TestNetjoinModifier(t *testing.T) {
@@ -54,9 +59,6 @@ func TestNetjoinRecord(t *testing.T) {
 	if err != nil || !found || got != nj {
 		t.Fatalf("read back %+v found %v err %v, want %+v", got, found, err, nj)
 	}
-	if !netjoinsUnder(lay, "/r") || netjoinsUnder(lay, "/other") {
-		t.Error("netjoinsUnder: want a record under /r only")
-	}
 	if err := os.WriteFile(lay.netjoinRecord("/r", "c1"), []byte("1 2 relative\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -65,12 +67,112 @@ func TestNetjoinRecord(t *testing.T) {
 	}
 }
 
+// writeState writes a runc state.json for container id under root whose
+// labels carry the given annotations.
+func writeState(t testing.TB, root, id string, annotations map[string]string) {
+	t.Helper()
+	labels := []string{"bundle=/b/" + id}
+	for k, v := range annotations {
+		labels = append(labels, k+"="+v)
+	}
+	var st runc.State
+	st.InitPID, st.Config.Labels = 1, labels
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, id), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, id, "state.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// exec finds the record through the container's own stamp, whatever state
+// dir the operator config on this call names, and refuses when the stamp
+// says the wrapper entered a network namespace it can no longer find.
+func TestNetjoinOf(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("the stamp key must be root-owned: needs root")
+	}
+	stateDir, root := t.TempDir(), t.TempDir()
+	key, err := oci.StampKey(stateDir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stamp := func(netns string, k []byte) map[string]string {
+		st := &oci.Stamp{Version: 1, Root: root, StateDir: stateDir, Netns: netns}
+		st.Sign(k)
+		return map[string]string{oci.AnnotationStamp: st.Encode()}
+	}
+	writeState(t, root, "plain", nil)
+	writeState(t, root, "stamped", stamp("", key))
+	writeState(t, root, "entered", stamp("/proc/self/ns/net", key))
+	writeState(t, root, "lost", stamp("/proc/self/ns/net", key))
+	writeState(t, root, "forged", stamp("/proc/self/ns/net", make([]byte, 32)))
+	want, err := writeNetjoin(layout(stateDir), root, "entered", "/proc/self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The call's own config names another state dir (its environment did
+	// not reach it): the stamp still leads to the record.
+	a := &app{cfg: &config.Config{StateDir: t.TempDir()}}
+	cases := []struct {
+		id      string
+		found   bool
+		wantErr string
+	}{
+		{id: "missing"},
+		{id: "plain"},
+		{id: "stamped"},
+		{id: "entered", found: true},
+		{id: "lost", wantErr: "its record " + layout(stateDir).netjoinRecord(root, "lost") + " is gone: refusing to exec"},
+		{id: "forged", wantErr: "does not verify"},
+	}
+	for _, c := range cases {
+		t.Run(c.id, func(t *testing.T) {
+			nj, found, err := a.netjoinOf(root, c.id)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("netjoinOf = %+v, %v, %v; want an error mentioning %q", nj, found, err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || found != c.found || (found && nj != want) {
+				t.Fatalf("netjoinOf = %+v, %v, %v; want found %v (%+v)", nj, found, err, c.found, want)
+			}
+		})
+	}
+	if !netjoinsUnder(root) {
+		t.Error("netjoinsUnder: root has containers whose network namespace was entered")
+	}
+	other := t.TempDir()
+	writeState(t, other, "stamped", stamp("", key))
+	if netjoinsUnder(other) || netjoinsUnder(filepath.Join(other, "none")) {
+		t.Error("netjoinsUnder: no container of that root had its network namespace entered")
+	}
+}
+
 // BenchmarkExecLookupMiss is what exec costs a container we did not edit:
-// the record lookup that finds nothing.
+// reading its runc state.json (runc 1.1.5's, of a `runc spec` container)
+// and finding no stamp.
 func BenchmarkExecLookupMiss(b *testing.B) {
-	lay := layout(b.TempDir())
+	root := b.TempDir()
+	raw, err := os.ReadFile("nsjoin/testdata/state-runc-1.1.5.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "c"), 0o700); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "c", "state.json"), raw, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	a := &app{cfg: &config.Config{StateDir: b.TempDir()}}
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, found, err := readNetjoin(lay, "/run/containerd/runc/k8s.io", "0123456789abcdef"); found || err != nil {
+		if _, found, err := a.netjoinOf(root, "c"); found || err != nil {
 			b.Fatal(found, err)
 		}
 	}

@@ -297,6 +297,17 @@ uid_map_of() {
 		# runc < 1.3 joins the user namespace first and could not enter
 		# the network namespace: the wrapper starts runc inside it instead.
 		[ "$(jq '[.linux.namespaces[] | select(.type == "network")] | length' "$app/config.json")" = 0 ]
+		# exec finds the namespace through the container's own stamp, not
+		# the caller's config: with no environment at all (as podman and
+		# some shims call it) it still lands in the pod's namespace.
+		[ "$(env -i "$WRAPPER" --root "$RUNC_ROOT" exec app readlink /proc/self/ns/net)" = "$want" ]
+		# If what the stamp points at is gone, exec is refused, never run
+		# in the host's network namespace.
+		rec=$(ls "$STATE_DIR"/containers/*/app/netns)
+		mv "$rec" "$rec.away"
+		run -1 wrapper exec app readlink /proc/self/ns/net
+		[[ "$output" == *"container app: runc-userns entered network namespace $TESTDIR/netns for it at create, but its record $rec is gone: refusing to exec"* ]]
+		mv "$rec.away" "$rec"
 		# An exec whose ID it cannot read is refused, never run in the host's.
 		run -1 wrapper exec --some-future-flag x app true
 		[[ "$output" == *"could not read the container ID from exec's arguments"* ]]
