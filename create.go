@@ -423,6 +423,7 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 	var native []idmap.Candidate
 	staged := map[int]string{}
 	var skipped []string
+	made := map[string]bool{} // staging directories already made traversable
 	for _, cd := range cands {
 		src := s.Mounts[cd.Index].Source
 		if !filepath.IsAbs(src) {
@@ -438,8 +439,11 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 			}
 		} else {
 			dst := c.lay.stagedMount(c.root, c.id, cd.Index)
-			if err = mkdirTraversable(c.cfg.StateDir, filepath.Dir(dst)); err != nil {
-				return nil, err
+			if dir := filepath.Dir(dst); !made[dir] {
+				if err = mkdirTraversable(c.cfg.StateDir, dir); err != nil {
+					return nil, err
+				}
+				made[dir] = true
 			}
 			if err = idmap.Mount(src, dst, fd, cd.Recursive); err == nil {
 				staged[cd.Index] = dst
@@ -498,7 +502,9 @@ func (c *creation) ensurePin(owner string, alloc pool.Allocation, mapping []spec
 	if err != nil {
 		return nil, err
 	}
-	if err := oci.WriteFileAtomic(mapFile, []byte(want), 0o644); err != nil {
+	// No fsync: the mapping file means something only while the pin (a
+	// mount, gone at reboot) exists.
+	if err := oci.ReplaceFile(mapFile, []byte(want), 0o644); err != nil {
 		ns.Close()
 		return nil, err
 	}
