@@ -28,6 +28,8 @@ type Document struct {
 	mode os.FileMode
 	// known is the typed spec as loaded, re-encoded: the fields our
 	// runtime-spec version knows. Anything in raw but not here is foreign.
+	// It is made by Snapshot, else by Encode from raw: a create that
+	// leaves the spec alone never encodes it at all.
 	known []byte
 }
 
@@ -64,11 +66,22 @@ func ParseSpec(path string, raw []byte, mode os.FileMode) (*Document, error) {
 	if err := json.Unmarshal(raw, &spec); err != nil {
 		return nil, describeJSONError(path, raw, err)
 	}
-	known, err := json.Marshal(&spec)
-	if err != nil {
-		return nil, fmt.Errorf("re-encode bundle spec %s: %w", path, err)
+	return &Document{Path: path, Spec: &spec, raw: raw, mode: mode}, nil
+}
+
+// Snapshot records the spec as it is now as the spec as loaded, so that
+// Encode need not decode the file again. It must be called before any
+// edit of Spec, or not at all.
+func (d *Document) Snapshot() error {
+	if d.known != nil {
+		return nil
 	}
-	return &Document{Path: path, Spec: &spec, raw: raw, mode: mode, known: known}, nil
+	known, err := json.Marshal(d.Spec)
+	if err != nil {
+		return fmt.Errorf("re-encode bundle spec %s: %w", d.Path, err)
+	}
+	d.known = known
+	return nil
 }
 
 func describeJSONError(path string, raw []byte, err error) error {
@@ -104,6 +117,17 @@ func position(raw []byte, off int64) (line, col int) {
 // Encode returns the file contents for the edited spec and whether they
 // differ from what was loaded.
 func (d *Document) Encode() ([]byte, bool, error) {
+	if d.known == nil {
+		var loaded specs.Spec
+		if err := json.Unmarshal(d.raw, &loaded); err != nil {
+			return nil, false, describeJSONError(d.Path, d.raw, err)
+		}
+		known, err := json.Marshal(&loaded)
+		if err != nil {
+			return nil, false, fmt.Errorf("re-encode bundle spec %s: %w", d.Path, err)
+		}
+		d.known = known
+	}
 	edited, err := json.Marshal(d.Spec)
 	if err != nil {
 		return nil, false, fmt.Errorf("encode bundle spec %s: %w", d.Path, err)
