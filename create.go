@@ -453,6 +453,10 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 				if err = mkdirTraversable(c.cfg.StateDir, dir); err != nil {
 					return nil, err
 				}
+				// One mount for all: detachStaged drops them at once.
+				if err = idmap.StageDir(dir); err != nil {
+					return nil, err
+				}
 				made[dir] = true
 			}
 			if err = idmap.Mount(src, dst, fd, cd.Recursive); err == nil {
@@ -591,8 +595,17 @@ func (c *creation) chownRootfs(src, staged string, root int) error {
 }
 
 // detachStaged detaches a container's staging mounts (rootfs, bind
-// mounts, overlay layers); the files and directories stay.
+// mounts, overlay layers); the files and directories stay. The bind mounts
+// and the layers sit on one mount each (idmap.StageDir), detached with
+// their contents in one umount; the entries are then tried one by one for
+// what an older create staged without it (an umount of a plain directory
+// fails at once, EINVAL).
 func detachStaged(lay layout, root, id string) error {
+	for _, dir := range []string{lay.stagedRootfs(root, id), lay.mountsDir(root, id), lay.layersDir(root, id)} {
+		if err := idmap.Detach(dir); err != nil {
+			return err
+		}
+	}
 	entries, err := stagedEntries(lay, root, id)
 	if err != nil {
 		return err
