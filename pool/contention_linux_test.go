@@ -160,7 +160,7 @@ const benchEnv = "RUNC_USERNS_POOL_BENCH_CHILD"
 // Leave) per second over all processes and ms per operation, and fails on
 // a lost update: a record missing right after its Allocate, a range held
 // twice, or a pool not empty at the end. ns/op is a whole round, children
-// started; ms/op is the span of the round over its operations.
+// started; span-ms/op is the span of the round over its operations.
 func BenchmarkContention(b *testing.B) {
 	if spec := os.Getenv(benchEnv); spec != "" {
 		benchChild(b, spec)
@@ -236,7 +236,7 @@ func BenchmarkContention(b *testing.B) {
 				spanNS += float64(last - first)
 			}
 			b.ReportMetric(ops/(spanNS/1e9), "ops/s")
-			b.ReportMetric(spanNS/1e6/ops, "ms/op")
+			b.ReportMetric(spanNS/1e6/ops, "span-ms/op")
 		})
 	}
 }
