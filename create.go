@@ -54,9 +54,6 @@ func (a *app) create() int {
 		if err := a.verifyStamp(req.Stamp); err != nil {
 			return a.fail(fmt.Errorf("container %s: config.json carries a %s annotation that this node did not write (forged, or written before %s was cleared): %w; remove the annotation", inv.ID, oci.AnnotationStamp, a.cfg.StateDir, err))
 		}
-		if err := doc.Snapshot(); err != nil { // before the undo edits it
-			return a.fail(fmt.Errorf("container %s: %w", inv.ID, err))
-		}
 		undoStamp(doc.Spec, req.Stamp)
 		a.log.Debugf("container %s: undid the edits of an earlier create of bundle %s", inv.ID, bundle)
 	}
@@ -73,9 +70,6 @@ func (a *app) create() int {
 			}
 		}
 		return a.exec()
-	}
-	if err := doc.Snapshot(); err != nil { // the spec is still as loaded
-		return a.fail(fmt.Errorf("container %s: %w", inv.ID, err))
 	}
 
 	c := &creation{app: a, id: inv.ID, bundle: bundle, req: req, want: want}

@@ -28,8 +28,8 @@ type Document struct {
 	mode os.FileMode
 	// known is the typed spec as loaded, re-encoded: the fields our
 	// runtime-spec version knows. Anything in raw but not here is foreign.
-	// It is made by Snapshot, else by Encode from raw: a create that
-	// leaves the spec alone never encodes it at all.
+	// Encode makes it from raw, so that a create that leaves the spec
+	// alone never encodes it, and no edit made before can leak into it.
 	known []byte
 }
 
@@ -67,21 +67,6 @@ func ParseSpec(path string, raw []byte, mode os.FileMode) (*Document, error) {
 		return nil, describeJSONError(path, raw, err)
 	}
 	return &Document{Path: path, Spec: &spec, raw: raw, mode: mode}, nil
-}
-
-// Snapshot records the spec as it is now as the spec as loaded, so that
-// Encode need not decode the file again. It must be called before any
-// edit of Spec, or not at all.
-func (d *Document) Snapshot() error {
-	if d.known != nil {
-		return nil
-	}
-	known, err := json.Marshal(d.Spec)
-	if err != nil {
-		return fmt.Errorf("re-encode bundle spec %s: %w", d.Path, err)
-	}
-	d.known = known
-	return nil
 }
 
 func describeJSONError(path string, raw []byte, err error) error {
