@@ -62,8 +62,12 @@ func (a *app) create() int {
 		return a.fail(err)
 	}
 	if !want && !idmap.Requested(doc.Spec) && !wantsPIDJoin(doc.Spec, req) {
-		if _, err := doc.Flush(); err != nil {
-			return a.fail(fmt.Errorf("container %s: %w", inv.ID, err))
+		// Only undoing an earlier create's edits can have changed the
+		// spec: without a stamp there is nothing to encode or write.
+		if req.Stamp != nil {
+			if _, err := doc.Flush(); err != nil {
+				return a.fail(fmt.Errorf("container %s: %w", inv.ID, err))
+			}
 		}
 		return a.exec()
 	}
@@ -451,6 +455,7 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 	var native []idmap.Candidate
 	staged := map[int]string{}
 	var skipped []string
+	made := map[string]bool{} // staging directories already made traversable
 	for _, cd := range cands {
 		src := s.Mounts[cd.Index].Source
 		if !filepath.IsAbs(src) {
@@ -466,8 +471,15 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 			}
 		} else {
 			dst := c.lay.stagedMount(c.root, c.id, cd.Index)
-			if err = mkdirTraversable(c.cfg.StateDir, filepath.Dir(dst)); err != nil {
-				return nil, err
+			if dir := filepath.Dir(dst); !made[dir] {
+				if err = mkdirTraversable(c.cfg.StateDir, dir); err != nil {
+					return nil, err
+				}
+				// One mount for all: detachStaged drops them at once.
+				if err = idmap.StageDir(dir); err != nil {
+					return nil, err
+				}
+				made[dir] = true
 			}
 			if err = idmap.Mount(src, dst, fd, cd.Recursive); err == nil {
 				staged[cd.Index] = dst
@@ -526,7 +538,9 @@ func (c *creation) ensurePin(owner string, alloc pool.Allocation, mapping []spec
 	if err != nil {
 		return nil, err
 	}
-	if err := oci.WriteFileAtomic(mapFile, []byte(want), 0o644); err != nil {
+	// No fsync: the mapping file means something only while the pin (a
+	// mount, gone at reboot) exists.
+	if err := oci.ReplaceFile(mapFile, []byte(want), 0o644); err != nil {
 		ns.Close()
 		return nil, err
 	}
@@ -603,8 +617,17 @@ func (c *creation) chownRootfs(src, staged string, root int) error {
 }
 
 // detachStaged detaches a container's staging mounts (rootfs, bind
-// mounts, overlay layers); the files and directories stay.
+// mounts, overlay layers); the files and directories stay. The bind mounts
+// and the layers sit on one mount each (idmap.StageDir), detached with
+// their contents in one umount; the entries are then tried one by one for
+// what an older create staged without it (an umount of a plain directory
+// fails at once, EINVAL).
 func detachStaged(lay layout, root, id string) error {
+	for _, dir := range []string{lay.stagedRootfs(root, id), lay.mountsDir(root, id), lay.layersDir(root, id)} {
+		if err := idmap.Detach(dir); err != nil {
+			return err
+		}
+	}
 	entries, err := stagedEntries(lay, root, id)
 	if err != nil {
 		return err

@@ -25,6 +25,11 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$tmp/lifecycle" ./bench/lifecycle
+# The stretch target's reference: a Go wrapper that only execs runc.
+CGO_ENABLED=0 go build -trimpath -ldflags "-X main.runtime=/usr/sbin/runc" -o "$tmp/execwrap" ./bench/execwrap
+# A tmpfs, as /run is on a node (containerd's bundles and our default
+# stateDir live there): fsync costs nothing on it.
+mkdir -p "$tmp/tmpfs" && mount -t tmpfs -o mode=0711,size=256m runc-userns-bench "$tmp/tmpfs"
 ./hack/mkrootfs.sh "$tmp/rootfs" >/dev/null
 mkbundle() { # NAME JQ
 	mkdir -p "$tmp/$1"
@@ -46,16 +51,25 @@ for i in $(seq 0 9); do
 	binds=$(jq -c --arg s "$tmp/vol/$i" --arg d "/vol$i" '. + [{destination: $d, type: "bind", source: $s, options: ["rbind"]}]' <<<"$binds")
 done
 mkbundle userns ".annotations[\"runc-userns.io/userns\"] = \"auto\" | .mounts += $binds"
-for c in 11:/usr/sbin/runc up:"$UPSTREAM"; do
-	jq -n --arg rt "${c#*:}" --arg sd "$tmp/state-${c%%:*}" \
-		'{runtime: $rt, stateDir: $sd, userns: {ranges: [{hostID: 3221225472, size: 16777216}]}}' >"$tmp/config-${c%%:*}.json"
+# The same with config.json and stateDir on the tmpfs (the rootfs stays on
+# disk, named by an absolute root.path): what the wrapper writes costs what
+# it costs under containerd, where bundles are under /run.
+mkbundle userns-disk-rootfs '.'
+mkdir -p "$tmp/tmpfs/userns"
+jq --arg r "$tmp/userns-disk-rootfs/rootfs" '.root.path = $r' "$tmp/userns/config.json" >"$tmp/tmpfs/userns/config.json"
+for c in 11:/usr/sbin/runc:"$tmp" up:"$UPSTREAM":"$tmp" 11t:/usr/sbin/runc:"$tmp/tmpfs"; do
+	IFS=: read -r name rt dir <<<"$c"
+	jq -n --arg rt "$rt" --arg sd "$dir/state-$name" \
+		'{runtime: $rt, stateDir: $sd, userns: {ranges: [{hostID: 3221225472, size: 16777216}]}}' >"$tmp/config-$name.json"
 done
 
 variants=(
 	"runc=/usr/sbin/runc=$tmp/plain"
 	"runc+userns(pre-chowned)=/usr/sbin/runc=$tmp/chowned"
+	"execwrap=$tmp/execwrap=$tmp/plain"
 	"wrapper(exec-only)=$W=$tmp/plain=$tmp/config-11.json"
 	"runc-userns(pool+idmap+10binds)=$W=$tmp/userns=$tmp/config-11.json"
+	"runc-userns(same,bundle+stateDir-on-tmpfs)=$W=$tmp/tmpfs/userns=$tmp/config-11t.json"
 )
 if [ -x "$UPSTREAM" ]; then
 	variants+=(
@@ -68,15 +82,24 @@ fi
 	echo "# runc-userns benchmark, $at"
 	echo
 	echo "Machine: $(nproc) cores, $(uname -r), $(/usr/sbin/runc --version | sed -n 1p)$( [ -x "$UPSTREAM" ] && echo ", upstream $("$UPSTREAM" --version | sed -n 1p)")."
+	echo "Load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)."
 	echo "Medians of $N interleaved rounds after 5 warm-up rounds; ratios against the first row, measured in the same run."
+	echo "\`execwrap\` is a Go program that only execs runc (bench/execwrap). Stretch target: runc-userns at most +1.5 ms in the \"vs execwrap\" column."
 	echo
 	echo "## 1. Lifecycle: create + start + wait + delete of a busybox \`true\`"
 	echo
-	"$tmp/lifecycle" -n "$N" -root "$tmp/root" -raw "$raw" "${variants[@]}"
+	"$tmp/lifecycle" -n "$N" -root "$tmp/root" -raw "$raw" -ref execwrap "${variants[@]}"
 	echo
 	echo "## 2. Pass-through commands"
 	echo
 } >"$report"
+
+poolbench() { # one allocate+release (100 rounds, 3 times), then contention (3 times)
+	{
+		go test -run '^$' -bench 'BenchmarkAllocateRelease' -benchtime 100x -count 3 ./pool/
+		go test -run '^$' -bench 'BenchmarkContention' -benchtime 1x -count 3 ./pool/
+	} 2>&1 | "$tmp/lifecycle" -mode gobench
+}
 
 # A running container for state and kill.
 mkdir -p "$tmp/pt" && cp -a "$tmp/rootfs" "$tmp/pt/rootfs"
@@ -90,27 +113,39 @@ for cmd in "state bench-pt" "kill bench-pt CONT" "features"; do
 		echo "\`$cmd\`:"
 		echo
 		"$tmp/lifecycle" -mode cmd -n "$((N * 5))" -raw "$raw" \
-			"runc=/usr/sbin/runc ${root[*]} $cmd" "runc-userns=$W ${root[*]} $cmd"
+			"runc=/usr/sbin/runc ${root[*]} $cmd" "execwrap=$tmp/execwrap ${root[*]} $cmd" "runc-userns=$W ${root[*]} $cmd"
 		echo
 	} >>"$report"
 done
 {
-	echo "\`start\` (from the lifecycle rounds above, median ms):"
+	echo "\`start\` (from the lifecycle rounds above):"
 	echo
-	jq -rs '[.[] | select(.steps.start != null)] | group_by(.variant)[]
-		| "- \(.[0].variant): \(map(.steps.start) | sort | .[length/2|floor])"' "$raw"
+	echo "| variant | median ms | min ms | max ms | vs runc | n |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	jq -rs '[.[] | select(.steps.start != null)] | group_by(.variant)
+		| (map(select(.[0].variant == "runc"))[0] | map(.steps.start) | sort | .[length/2|floor]) as $base
+		| .[] | (map(.steps.start) | sort) as $s | ($s[length/2|floor]) as $m
+		| (($m - $base) * 100 | round / 100) as $d
+		| "| \(.[0].variant) | \($m) | \($s[0]) | \($s[-1]) | \($m / $base * 100 | round / 100)x (\(if $d >= 0 then "+" else "" end)\($d) ms) | \($s | length) |"' "$raw"
 	echo
 	echo "## 3. Rootfs preparation vs size (idmapped clone incl. user namespace fd, vs chown of every entry)"
 	echo
-	echo '```'
-	go test -run '^$' -bench 'BenchmarkRootfsPrep' -benchtime 10x ./idmap/ 2>&1 | grep -E '^Benchmark|^ok|^PASS|skip' || true
-	echo '```'
+	go test -run '^$' -bench 'BenchmarkRootfsPrep' -benchtime 10x -count 3 ./idmap/ 2>&1 | "$tmp/lifecycle" -mode gobench -pair idmap=chown
 	echo
-	echo "## 4 and 5. Pool and pure parts (go test -bench)"
+	echo "## 4. Pool: one allocate + release; 8 and 64 contending processes"
 	echo
-	echo '```'
-	go test -run '^$' -bench . -benchtime 200x ./internal/oci/ ./pool/ 2>&1 | grep -E '^Benchmark|^ok' || true
-	echo '```'
+	echo "Pool state on disk ($(stat -f -c %T "$tmp")):"
+	echo
+	poolbench
+	echo
+	echo "Pool state on tmpfs (a node's /run):"
+	echo
+	TMPDIR=$tmp/tmpfs poolbench
+	echo
+	echo "## 5. Pure parts and the user namespace fd (go test -bench)"
+	echo
+	go test -run '^$' -bench 'BenchmarkParse|BenchmarkLoad|BenchmarkBitmap|BenchmarkNewUserns' -benchtime 200x -count 3 \
+		./internal/oci/ ./pool/ ./libuserns/ 2>&1 | "$tmp/lifecycle" -mode gobench
 } >>"$report"
 cat "$report"
 echo "bench: report in $report, raw measurements in $raw"

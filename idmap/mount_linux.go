@@ -78,6 +78,25 @@ func Mount(src, dst string, usernsFd int, recursive bool) error {
 	return nil
 }
 
+// StageDir makes the directory dir a mount of its own (a clone of the
+// mount it is on, attached onto itself), so that what is staged below it
+// is detached with one umount of dir: each umount of a mount waits for an
+// RCU grace period, ~0.1 ms apiece, which a dozen staged mounts paid one
+// by one. It is attached as the staged mounts are (open_tree clone +
+// move_mount), so it propagates like them: to the peers of dir's parent,
+// as a peer group of its own, and its umount propagates to them.
+func StageDir(dir string) error {
+	tree, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("staging directory %s: %w", dir, os.NewSyscallError("open_tree", err))
+	}
+	defer unix.Close(tree)
+	if err := unix.MoveMount(tree, "", unix.AT_FDCWD, dir, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("staging directory %s: %w", dir, os.NewSyscallError("move_mount", err))
+	}
+	return nil
+}
+
 // Detach lazily unmounts whatever is mounted at path (MNT_DETACH: a
 // container that already holds it keeps its own copy).
 func Detach(path string) error {

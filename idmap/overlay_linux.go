@@ -53,6 +53,9 @@ func StageOverlay(o *Overlay, dst, layersDir string, usernsFd, uid, gid int) err
 	if err := os.MkdirAll(layersDir, 0o711); err != nil {
 		return err
 	}
+	if err := StageDir(layersDir); err != nil {
+		return err
+	}
 	lower := make([]string, len(o.Lower))
 	for i, l := range o.Lower {
 		lower[i] = filepath.Join(layersDir, strconv.Itoa(i))

@@ -4,10 +4,14 @@
 // Guarantees:
 //   - NewUserns returns an fd for a fresh user namespace with exactly the
 //     requested uid and gid mappings (setgroups left enabled: the pod's
-//     root may call setgroups inside its own range). The helper process it
-//     spawns to own the namespace is killed and reaped before it returns;
-//     it never runs any code (it stops at execve under PTRACE_TRACEME), the
-//     trick runc >= 1.2 uses in libcontainer/internal/userns.
+//     root may call setgroups inside its own range). The helper process
+//     that owns the namespace while its maps are written is a bare fork
+//     (clone with CLONE_NEWUSER, no execve) that runs nothing but raw system
+//     calls and waits in ppoll, as containerd's ForkUserns does; it is
+//     SIGKILLed before NewUserns returns (and by the kernel if we die first:
+//     PR_SET_PDEATHSIG) and reaped in the background. This is cheaper than
+//     runc's fork+exec of /proc/self/exe stopped under PTRACE_TRACEME, and
+//     works under strace.
 //   - Pin makes a namespace outlive every process in it by bind-mounting its
 //     nsfs inode on a file (as `ip netns` does). A pinned path names that
 //     namespace and no other for as long as the mount exists: unlike

@@ -80,6 +80,38 @@ func sameNS(t *testing.T, a *os.File, b string) bool {
 	return os.SameFile(sa, sb)
 }
 
+// children lists this process's child processes, over all its threads.
+func children(t *testing.T) []string {
+	t.Helper()
+	tasks, err := filepath.Glob("/proc/self/task/*/children")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range tasks {
+		b, err := os.ReadFile(p)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		out = append(out, strings.Fields(string(b))...)
+	}
+	return out
+}
+
+func BenchmarkNewUserns(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root for user namespaces")
+	}
+	m := PodMappings(3000000000, 65536)
+	for b.Loop() {
+		f, err := NewUserns(m, m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+}
+
 func TestUserns(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for user namespaces and mounts")
@@ -114,6 +146,15 @@ func TestUserns(t *testing.T) {
 				uid, gid := readMaps(t, f)
 				if !Equal(uid, c.uid) || !Equal(gid, c.gid) {
 					t.Errorf("maps inside: uid %v gid %v; want uid %v gid %v", uid, gid, c.uid, c.gid)
+				}
+				// The holder is killed before NewUserns returns and
+				// reaped in the background: it must be gone soon.
+				kids := children(t)
+				for deadline := time.Now().Add(5 * time.Second); len(kids) > 0 && time.Now().Before(deadline); kids = children(t) {
+					time.Sleep(5 * time.Millisecond)
+				}
+				if len(kids) > 0 {
+					t.Errorf("the holder of NewUserns is still there: child processes %v", kids)
 				}
 			})
 		}

@@ -3,6 +3,7 @@ package pool
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,5 +146,141 @@ func contentionChild(t *testing.T, spec string) {
 	}
 	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("result-%d", idx)), fmt.Appendf(nil, "%d %d\n", done, exhausted), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// benchEnv marks a child process of BenchmarkContention: its value is
+// "DIR INDEX CYCLES".
+const benchEnv = "RUNC_USERNS_POOL_BENCH_CHILD"
+
+// BenchmarkContention: 8 and 64 processes (each runc-userns call is its
+// own process) allocate and release ranges of one pool as fast as they
+// can. Every child starts when its stdin closes, so the span measured is
+// contention, not process start-up; it reports operations (Allocate or
+// Leave) per second over all processes and ms per operation, and fails on
+// a lost update: a record missing right after its Allocate, a range held
+// twice, or a pool not empty at the end. ns/op is a whole round, children
+// started; span-ms/op is the span of the round over its operations.
+func BenchmarkContention(b *testing.B) {
+	if spec := os.Getenv(benchEnv); spec != "" {
+		benchChild(b, spec)
+		return
+	}
+	for _, procs := range []int{8, 64} {
+		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {
+			const cycles = 20
+			var ops, spanNS float64
+			for b.Loop() {
+				dir := b.TempDir()
+				if err := os.Mkdir(filepath.Join(dir, "markers"), 0o700); err != nil {
+					b.Fatal(err)
+				}
+				cmds := make([]*exec.Cmd, procs)
+				var gates []*os.File
+				for i := range procs {
+					cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^BenchmarkContention$", "-test.benchtime=1x", "-test.count=1")
+					cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %d", benchEnv, dir, i, cycles))
+					r, w, err := os.Pipe()
+					if err != nil {
+						b.Fatal(err)
+					}
+					cmd.Stdin = r
+					out := new(strings.Builder)
+					cmd.Stdout, cmd.Stderr = out, out
+					if err := cmd.Start(); err != nil {
+						b.Fatal(err)
+					}
+					r.Close()
+					cmds[i], gates = cmd, append(gates, w)
+					defer func() {
+						if cmd.ProcessState == nil {
+							_ = cmd.Process.Kill()
+							_ = cmd.Wait()
+						}
+					}()
+				}
+				// Let the children load, then open the gate for all at once.
+				time.Sleep(time.Duration(procs) * 5 * time.Millisecond)
+				for _, g := range gates {
+					g.Close()
+				}
+				for i, cmd := range cmds {
+					if err := cmd.Wait(); err != nil {
+						b.Fatalf("child %d: %v: %s", i, err, cmd.Stdout)
+					}
+				}
+				var first, last int64
+				for i := range procs {
+					raw, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("result-%d", i)))
+					if err != nil {
+						b.Fatal(err)
+					}
+					var done int
+					var start, end int64
+					if _, err := fmt.Sscan(string(raw), &done, &start, &end); err != nil || done != cycles {
+						b.Fatalf("child %d: result %q (%v), want %d cycles", i, raw, err, cycles)
+					}
+					if first == 0 || start < first {
+						first = start
+					}
+					last = max(last, end)
+				}
+				p, err := New(Config{Ranges: []Range{{HostID: base, Size: 1024 * 65536}}, StateDir: filepath.Join(dir, "state")})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if all, err := p.List(); err != nil || len(all) != 0 {
+					b.Fatalf("pool not empty at the end (lost update): %+v, %v", all, err)
+				}
+				ops += float64(procs * cycles * 2)
+				spanNS += float64(last - first)
+			}
+			b.ReportMetric(ops/(spanNS/1e9), "ops/s")
+			b.ReportMetric(spanNS/1e6/ops, "span-ms/op")
+		})
+	}
+}
+
+// benchChild is one process of BenchmarkContention: it waits for its stdin
+// to close, then allocates and releases its own owner cycles times.
+func benchChild(b *testing.B, spec string) {
+	f := strings.Fields(spec)
+	if len(f) != 3 {
+		b.Fatalf("bad %s=%q", benchEnv, spec)
+	}
+	dir := f[0]
+	idx, _ := strconv.Atoi(f[1])
+	cycles, _ := strconv.Atoi(f[2])
+	p, err := New(Config{Ranges: []Range{{HostID: base, Size: 1024 * 65536}}, StateDir: filepath.Join(dir, "state")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, os.Stdin) // the gate
+	start := time.Now()
+	for c := range cycles {
+		owner := fmt.Sprintf("p%d-c%d", idx, c)
+		a, err := p.Allocate(owner, "/run/runc", owner)
+		if err != nil {
+			b.Fatalf("%s: Allocate: %v", owner, err)
+		}
+		marker := filepath.Join(dir, "markers", strconv.FormatUint(uint64(a.HostID), 10))
+		mf, err := os.OpenFile(marker, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			b.Fatalf("%s: host IDs %d+%d are held by another owner too: %v", owner, a.HostID, a.Size, err)
+		}
+		mf.Close()
+		if got, ok, err := p.Get(owner); err != nil || !ok || got.HostID != a.HostID {
+			b.Fatalf("%s: lost update: Get = %+v, %v, %v; want host ID %d", owner, got, ok, err, a.HostID)
+		}
+		if err := os.Remove(marker); err != nil {
+			b.Fatal(err)
+		}
+		if freed, err := p.Leave(owner, owner); err != nil || !freed {
+			b.Fatalf("%s: Leave = %v, %v; want freed", owner, freed, err)
+		}
+	}
+	end := time.Now()
+	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("result-%d", idx)), fmt.Appendf(nil, "%d %d %d\n", cycles, start.UnixNano(), end.UnixNano()), 0o600); err != nil {
+		b.Fatal(err)
 	}
 }

@@ -19,11 +19,19 @@
 //     range configuration never keeps a pod from returning its range; only
 //     Allocate checks the records against the configured slots.
 //   - Crash safety: the state file is replaced by writing pool.json.tmp,
-//     fsyncing it, renaming it over pool.json and fsyncing the directory.
-//     A process that dies before the rename leaves the old state (the call
-//     never happened; its caller saw no success) and perhaps a stale
-//     pool.json.tmp, which the next writer truncates. One that dies after
-//     the rename has made the change durable even if it never returned: an
+//     fsyncing it and renaming it over pool.json. A reader, and the file
+//     after a crash of the process or of the machine, sees the old state or
+//     the new one, never a torn or empty file (the fsync before the rename
+//     ensures that on a disk filesystem; on tmpfs, the default /run, fsync
+//     costs nothing and the file goes with the reboot anyway). The
+//     directory is not fsynced: that would only make the last rename
+//     survive a power loss, and after a power loss every record is stale
+//     (no container survives a reboot), so the previous state is as good
+//     as the new one; on a disk stateDir it cost a second journal commit
+//     per call. A process that dies before the rename leaves the old state
+//     (the call never happened; its caller saw no success) and perhaps a
+//     stale pool.json.tmp, which the next writer truncates. One that dies
+//     after the rename has made the change even if it never returned: an
 //     allocation nobody uses then stays until its owner is released (by the
 //     next delete of its containers, or `runc-userns pool release OWNER`),
 //     which wastes a slot but never lets two owners share one. The lock

@@ -109,9 +109,11 @@ func (p *Pool) read() (*state, error) {
 
 // writeFileAtomic replaces dir/name with data so that a reader, or the
 // file after a crash, is either the old content or the new one: write a
-// temporary file, fsync it, rename it over, fsync the directory. The
-// temporary file's name is fixed because only the holder of the exclusive
-// lock writes: one left by a crash is truncated by the next writer.
+// temporary file, fsync it, rename it over. The temporary file's name is
+// fixed because only the holder of the exclusive lock writes: one left by a
+// crash is truncated by the next writer. The directory is not fsynced (see
+// "Crash safety" in doc.go): a lost rename brings back the previous state,
+// which is as consistent as the new one.
 func writeFileAtomic(dir, name string, data []byte) error {
 	final := filepath.Join(dir, name)
 	tmp := final + ".tmp"
@@ -131,14 +133,6 @@ func writeFileAtomic(dir, name string, data []byte) error {
 	if err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("user namespace pool: write %s: %w", final, err)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("user namespace pool: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("user namespace pool: fsync %s: %w", dir, err)
 	}
 	return nil
 }

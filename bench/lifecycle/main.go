@@ -9,6 +9,15 @@
 //
 // -mode cmd: each variant is NAME=ARGV (space-separated, no shell); a
 // round is one run of it.
+//
+// -ref NAME adds a column with each variant's median minus NAME's (for
+// issue 7's stretch target: runc-userns against a wrapper that only execs
+// runc).
+//
+// -mode gobench reads `go test -bench` output (several -count rounds) on
+// stdin and prints, per benchmark and unit, median, min and max; -pair
+// A=B adds for every benchmark whose name contains /A/ the ratio of the
+// median of its /B/ twin to its own (e.g. chown time over idmap time).
 package main
 
 import (
@@ -40,7 +49,16 @@ func main() {
 	root := flag.String("root", "", "runc --root (a temp dir)")
 	mode := flag.String("mode", "lifecycle", "lifecycle or cmd")
 	rawPath := flag.String("raw", "", "append every measurement here as JSON lines")
+	ref := flag.String("ref", "", "add a column: median minus this variant's median")
+	pair := flag.String("pair", "", "gobench: A=B, ratio of /B/ twins to /A/ benchmarks")
 	flag.Parse()
+	if *mode == "gobench" {
+		if err := gobench(os.Stdin, os.Stdout, *pair); err != nil {
+			fmt.Fprintln(os.Stderr, "lifecycle:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var vs []variant
 	for _, a := range flag.Args() {
 		p := strings.SplitN(a, "=", 4)
@@ -93,12 +111,24 @@ func main() {
 		}
 	}
 	base := median(samples[vs[0].name])
-	fmt.Printf("| variant | median ms | min ms | max ms | vs %s | n |\n|---|---:|---:|---:|---:|---:|\n", vs[0].name)
+	refM, hasRef := 0.0, false
+	if s, ok := samples[*ref]; ok {
+		refM, hasRef = median(s), true
+	}
+	head, rule := "", ""
+	if hasRef {
+		head, rule = fmt.Sprintf(" vs %s |", *ref), "---:|"
+	}
+	fmt.Printf("| variant | median ms | min ms | max ms | vs %s |%s n |\n|---|---:|---:|---:|---:|%s---:|\n", vs[0].name, head, rule)
 	for _, v := range vs {
 		s := samples[v.name]
 		sort.Float64s(s)
 		m := median(s)
-		fmt.Printf("| %s | %.2f | %.2f | %.2f | %.2fx (%+.2f ms) | %d |\n", v.name, m, s[0], s[len(s)-1], m/base, m-base, len(s))
+		col := ""
+		if hasRef {
+			col = fmt.Sprintf(" %+.2f ms |", m-refM)
+		}
+		fmt.Printf("| %s | %.2f | %.2f | %.2f | %.2fx (%+.2f ms) |%s %d |\n", v.name, m, s[0], s[len(s)-1], m/base, m-base, col, len(s))
 	}
 }
 

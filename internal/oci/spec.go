@@ -28,6 +28,8 @@ type Document struct {
 	mode os.FileMode
 	// known is the typed spec as loaded, re-encoded: the fields our
 	// runtime-spec version knows. Anything in raw but not here is foreign.
+	// Encode makes it from raw, so that a create that leaves the spec
+	// alone never encodes it, and no edit made before can leak into it.
 	known []byte
 }
 
@@ -64,11 +66,7 @@ func ParseSpec(path string, raw []byte, mode os.FileMode) (*Document, error) {
 	if err := json.Unmarshal(raw, &spec); err != nil {
 		return nil, describeJSONError(path, raw, err)
 	}
-	known, err := json.Marshal(&spec)
-	if err != nil {
-		return nil, fmt.Errorf("re-encode bundle spec %s: %w", path, err)
-	}
-	return &Document{Path: path, Spec: &spec, raw: raw, mode: mode, known: known}, nil
+	return &Document{Path: path, Spec: &spec, raw: raw, mode: mode}, nil
 }
 
 func describeJSONError(path string, raw []byte, err error) error {
@@ -104,6 +102,17 @@ func position(raw []byte, off int64) (line, col int) {
 // Encode returns the file contents for the edited spec and whether they
 // differ from what was loaded.
 func (d *Document) Encode() ([]byte, bool, error) {
+	if d.known == nil {
+		var loaded specs.Spec
+		if err := json.Unmarshal(d.raw, &loaded); err != nil {
+			return nil, false, describeJSONError(d.Path, d.raw, err)
+		}
+		known, err := json.Marshal(&loaded)
+		if err != nil {
+			return nil, false, fmt.Errorf("re-encode bundle spec %s: %w", d.Path, err)
+		}
+		d.known = known
+	}
 	edited, err := json.Marshal(d.Spec)
 	if err != nil {
 		return nil, false, fmt.Errorf("encode bundle spec %s: %w", d.Path, err)
@@ -119,9 +128,9 @@ func (d *Document) Encode() ([]byte, bool, error) {
 }
 
 // Flush writes the edited spec back atomically: a temporary file in the
-// bundle with the original mode, fsync, rename over config.json, fsync of
-// the bundle directory. It does nothing when no modifier changed the spec,
-// so that a container we leave alone gets its config.json byte for byte.
+// bundle with the original mode, fsync, rename over config.json. It does
+// nothing when no modifier changed the spec, so that a container we leave
+// alone gets its config.json byte for byte.
 func (d *Document) Flush() (bool, error) {
 	out, changed, err := d.Encode()
 	if err != nil || !changed {
@@ -130,9 +139,29 @@ func (d *Document) Flush() (bool, error) {
 	return true, WriteFileAtomic(d.Path, out, d.mode)
 }
 
-// WriteFileAtomic replaces path with data so that a reader (or a crash)
-// sees either the old or the new contents, never a mix.
-func WriteFileAtomic(path string, data []byte, mode os.FileMode) (err error) {
+// WriteFileAtomic replaces path with data so that a reader, or the file
+// after a crash, is either the old or the new contents, never a mix or an
+// empty file: a temporary file beside it, fsync, rename.
+//
+// The directory is not fsynced: that would only make the rename itself
+// survive a power loss, and what we write is about containers, which a
+// power loss ends. The old contents after a reboot are as good as the new
+// ones (an unedited config.json is simply edited again by the next create,
+// an edited one is undone through its stamp), and the extra fsync cost a
+// journal commit on every create where the bundle is on disk (podman).
+func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
+	return replaceFile(path, data, mode, true)
+}
+
+// ReplaceFile is WriteFileAtomic without the fsync: readers see the old or
+// the new contents, but after a crash the file may be empty or missing. It
+// is for files whose meaning ends with the boot anyway (they describe a
+// mount or a namespace that a reboot removes).
+func ReplaceFile(path string, data []byte, mode os.FileMode) error {
+	return replaceFile(path, data, mode, false)
+}
+
+func replaceFile(path string, data []byte, mode os.FileMode, sync bool) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -150,18 +179,16 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) (err error) {
 	if _, err = tmp.Write(data); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("write %s: fsync: %w", path, err)
+	if sync {
+		if err = tmp.Sync(); err != nil {
+			return fmt.Errorf("write %s: fsync: %w", path, err)
+		}
 	}
 	if err = tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err = os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }

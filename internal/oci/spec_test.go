@@ -195,32 +195,37 @@ func TestFlushKeepsForeignMembers(t *testing.T) {
 		},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			bundle, path := writeBundle(t, c.raw, 0o644)
-			doc, err := Load(bundle)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.modify(doc.Spec)
-			changed, err := doc.Flush()
-			if err != nil || !changed {
-				t.Fatalf("Flush = %v, %v; want true, nil", changed, err)
-			}
-			out, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := generic(t, c.raw)
-			c.expect(t, want)
-			if got := generic(t, out); !reflect.DeepEqual(got, want) {
-				gj, _ := json.MarshalIndent(got, "", " ")
-				wj, _ := json.MarshalIndent(want, "", " ")
-				t.Errorf("written spec:\n%s\nwant:\n%s", gj, wj)
-			}
-			if got, want := asRuncSees(t, out), typed(t, doc.Spec); got != want {
-				t.Errorf("runc would see\n%s\nnot what the modifiers made:\n%s", got, want)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { flushForeign(t, c.raw, c.modify, c.expect) })
+	}
+}
+
+// flushForeign loads raw, applies modify, flushes, and checks the file is
+// raw with expect's edit applied.
+func flushForeign(t *testing.T, raw []byte, modify func(*specs.Spec), expect func(*testing.T, map[string]any)) {
+	t.Helper()
+	bundle, path := writeBundle(t, raw, 0o644)
+	doc, err := Load(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modify(doc.Spec)
+	changed, err := doc.Flush()
+	if err != nil || !changed {
+		t.Fatalf("Flush = %v, %v; want true, nil", changed, err)
+	}
+	out, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := generic(t, raw)
+	expect(t, want)
+	if got := generic(t, out); !reflect.DeepEqual(got, want) {
+		gj, _ := json.MarshalIndent(got, "", " ")
+		wj, _ := json.MarshalIndent(want, "", " ")
+		t.Errorf("written spec:\n%s\nwant:\n%s", gj, wj)
+	}
+	if got, want := asRuncSees(t, out), typed(t, doc.Spec); got != want {
+		t.Errorf("runc would see\n%s\nnot what the modifiers made:\n%s", got, want)
 	}
 }
 
