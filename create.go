@@ -30,7 +30,10 @@ type modifier interface {
 // atomic write → run runc. What the plan took is given back if runc fails.
 func (a *app) create() int {
 	inv := a.inv
-	if oci.ValidateID(inv.ID) != nil {
+	if err := oci.ValidateID(inv.ID); err != nil {
+		if a.asksForUs() {
+			return a.fail(fmt.Errorf("%w: container IDs become file names of runc and runc-userns; nothing was created", err))
+		}
 		// runc refuses it in its own words; nothing of ours is named
 		// after an ID it refuses.
 		return a.exec()
@@ -56,6 +59,12 @@ func (a *app) create() int {
 		}
 		undoStamp(doc.Spec, req.Stamp)
 		a.log.Debugf("container %s: undid the edits of an earlier create of bundle %s", inv.ID, bundle)
+	}
+	if err := a.checkCallerMappings(doc.Spec); err != nil {
+		return a.fail(err)
+	}
+	if err := a.checkCallerUserns(doc.Spec); err != nil {
+		return a.fail(err)
 	}
 	want, err := a.wantUserns(doc.Spec, req)
 	if err != nil {

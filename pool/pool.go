@@ -105,7 +105,7 @@ func (p *Pool) Allocate(owner, root, member string) (Allocation, error) {
 		}
 		if !ok {
 			n := used.count()
-			return false, fmt.Errorf("%w: %d of %d ranges in use (see runc-userns pool ls; `runc-userns pool gc` frees those of pods that are gone)", ErrExhausted, n, p.layout.total)
+			return false, fmt.Errorf("%w: %d of %d ranges in use (see runc-userns pool ls); `runc-userns pool gc` frees those of pods that are gone", ErrExhausted, n, p.layout.total)
 		}
 		if err := p.noteRoot(root); err != nil {
 			return false, err

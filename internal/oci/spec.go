@@ -64,6 +64,9 @@ func ParseSpec(path string, raw []byte, mode os.FileMode) (*Document, error) {
 	if err := json.Unmarshal(raw, &spec); err != nil {
 		return nil, describeJSONError(path, raw, err)
 	}
+	if err := checkDuplicateAnnotations(path, raw); err != nil {
+		return nil, err
+	}
 	known, err := json.Marshal(&spec)
 	if err != nil {
 		return nil, fmt.Errorf("re-encode bundle spec %s: %w", path, err)
