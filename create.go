@@ -255,6 +255,16 @@ func (c *creation) do(doc *oci.Document) int {
 		c.log.Infof("container %s: pod %s runs in user namespace %s, uid/gid 0-%d -> host %d-%d, rootfs idmapped at %s", c.id, stamp.Owner, stamp.UsernsPath, stamp.Size-1, stamp.HostID, uint64(stamp.HostID)+uint64(stamp.Size)-1, stamp.Staged)
 	}
 
+	if c.want {
+		fds, err := guardStdio()
+		if err != nil {
+			c.rollback()
+			return c.fail(fmt.Errorf("container %s: %w", c.id, err))
+		}
+		if len(fds) > 0 {
+			c.log.Debugf("container %s: stdio fds %v were host device nodes: the runtime gets private nodes of the same devices", c.id, fds)
+		}
+	}
 	status := c.run()
 	// runc holds its own copy of the staging mount once the container
 	// exists: drop ours now, so nothing of the container stays mounted on

@@ -13,6 +13,7 @@ have jq || need+=(jq)
 have pkg-config || need+=(pkg-config)
 installed libseccomp-dev || need+=(libseccomp-dev)
 have gcc || need+=(gcc)
+installed crun || need+=(crun) # hostdev.bats: the guard for crun chowning stdio
 if [ "${#need[@]}" -gt 0 ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "install-deps: need root to install: ${need[*]}" >&2
