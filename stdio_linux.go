@@ -63,12 +63,14 @@ func privateNodes(fds []int, rdevs []uint64) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make / private: %w", err)
 	}
-	dir := os.TempDir()
+	// /dev always exists; the tmpfs hides it only from this thread. The
+	// name says, in the runtime's /proc/<pid>/fd, what the fd is.
+	dir := "/dev"
 	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "size=16k,mode=0700"); err != nil {
 		return fmt.Errorf("mount private tmpfs: %w", &os.PathError{Op: "mount", Path: dir, Err: err})
 	}
 	for i, fd := range fds {
-		path := filepath.Join(dir, fmt.Sprintf("fd%d", fd))
+		path := filepath.Join(dir, fmt.Sprintf("runc-userns-stdio-%d", fd))
 		if err := unix.Mknod(path, unix.S_IFCHR|0o666, int(rdevs[i])); err != nil {
 			return &os.PathError{Op: "mknod", Path: path, Err: err}
 		}
