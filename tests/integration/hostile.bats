@@ -163,3 +163,34 @@ unchanged() {
 	[ "$status" != 0 ] && [[ "$output" == *"4294901760+131072"* ]] || fail "$output"
 	unchanged "$sum"
 }
+
+@test "a volume symlink swapped while we work: the mount is what was resolved when it was idmapped" {
+	mkdir -p "$TESTDIR/A" "$TESTDIR/B"
+	echo a >"$TESTDIR/A/which"
+	echo b >"$TESTDIR/B/which"
+	ln -s "$TESTDIR/A" "$TESTDIR/link"
+	update_config "$b" '.mounts += [{"destination": "/vol", "type": "bind", "source": "'"$TESTDIR/link"'", "options": ["rbind"]}]'
+	# Stop after the mounts are prepared, swap the link, go on.
+	env RUNC_USERNS_TEST_STOP_AT=staged "$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" swap </dev/null >"$TESTDIR/swap.out" 2>&1 &
+	local pid=$! i
+	for i in $(seq 100); do
+		[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" = T ] && break
+		sleep 0.1
+	done
+	ln -sfn "$TESTDIR/B" "$TESTDIR/link"
+	kill -CONT "$pid"
+	wait "$pid" || fail "create: $(cat "$TESTDIR/swap.out")"
+	wrapper start swap
+	local src
+	src=$(jq -r '.mounts[] | select(.destination == "/vol") | .source' "$b/config.json")
+	if [[ $src == "$STATE_DIR/"* ]]; then
+		# runc 1.1: we staged it, from the fd open_tree resolved.
+		[ "$(cexec swap cat /vol/which)" = a ] || fail "the staged mount follows the swapped link"
+	else
+		# runc >= 1.2 idmaps the mount itself, resolving the source when it
+		# mounts it, as for any bind mount: the spec keeps the caller's path.
+		[ "$src" = "$TESTDIR/link" ] || fail "mount source rewritten to $src"
+		[ "$(cexec swap cat /vol/which)" = b ]
+	fi
+	wrapper delete --force swap
+}
