@@ -70,7 +70,7 @@ func (a *app) create() int {
 	if err != nil {
 		return a.fail(err)
 	}
-	if !want && !idmap.Requested(doc.Spec) {
+	if !want && !idmap.Requested(doc.Spec) && !wantsPIDJoin(doc.Spec, req) {
 		if _, err := doc.Flush(); err != nil {
 			return a.fail(fmt.Errorf("container %s: %w", inv.ID, err))
 		}
@@ -212,6 +212,7 @@ type creation struct {
 	root       string
 	lay        layout
 	pool       *pool.Pool
+	join       *pidJoin // a resolved container:<ID> reference
 	undo       []func() error
 }
 
@@ -255,7 +256,7 @@ func (c *creation) do(doc *oci.Document) int {
 		c.log.Infof("container %s: pod %s runs in user namespace %s, uid/gid 0-%d -> host %d-%d, rootfs idmapped at %s", c.id, stamp.Owner, stamp.UsernsPath, stamp.Size-1, stamp.HostID, uint64(stamp.HostID)+uint64(stamp.Size)-1, stamp.Staged)
 	}
 
-	if c.want {
+	if libuserns.HasUserns(doc.Spec) { // ours, or a joined pod's
 		fds, err := guardStdio()
 		if err != nil {
 			c.rollback()
@@ -276,6 +277,14 @@ func (c *creation) do(doc *oci.Document) int {
 	if err := detachStaged(c.lay, c.root, c.id); err != nil {
 		c.log.Warnf("container %s: %v", c.id, err)
 	}
+	// Likewise the pins of a container:<ID> target's namespaces: the
+	// container's init has joined them, and `runc exec` enters through the
+	// init's /proc/<pid>/ns entries, not the spec's paths.
+	if c.join != nil {
+		if err := c.join.Cleanup(); err != nil {
+			c.log.Warnf("container %s: %v", c.id, err)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(c.root, c.id, "state.json")); errors.Is(err, os.ErrNotExist) {
 		c.rollback()
 	}
@@ -293,6 +302,25 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 	stamp := &oci.Stamp{Version: 1, Root: c.root, StateDir: c.cfg.StateDir, Runtime: c.runtime}
 	c.undo = append(c.undo, func() error { return removeStaged(c.lay, c.root, c.id) })
 	var mods []modifier
+	// A container:<ID> reference first: joining the target's PID namespace
+	// decides the user namespace too (the target's), and may rule out one
+	// from the pool.
+	join, err := c.resolvePIDJoin(s, c.req, c.root, c.lay.containerDir(c.root, c.id), !feat.NativeIdmap)
+	if err != nil {
+		return nil, nil, err
+	}
+	if join != nil {
+		c.join = join
+		c.undo = append(c.undo, join.Cleanup)
+		fault.Point(fault.Joined)
+		mods = append(mods, join.Modifiers()...)
+		if join.TakesUserns() {
+			c.want = false
+			// Recorded so that a second create of the bundle undoes it
+			// (undoStamp) and resolves the reference afresh.
+			stamp.UsernsPath = join.target.Userns
+		}
+	}
 	var pod []specs.LinuxIDMapping
 	var podNS *os.File
 	if c.want {
@@ -301,7 +329,7 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 			return nil, nil, err
 		}
 		defer ns.Close()
-		mods, podNS = m, ns
+		mods, podNS = append(mods, m...), ns
 		pod = libuserns.PodMappings(stamp.HostID, stamp.Size)
 	}
 	m, err := c.planMounts(s, stamp, feat, pod, podNS)

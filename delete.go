@@ -76,6 +76,9 @@ func (a *app) delete() int {
 // pod's user namespace. Idempotent: containerd calls delete more than once.
 func release(stateDir, root, id, owner string, log logrus.FieldLogger) error {
 	lay := layout(stateDir)
+	if err := releasePIDJoin(lay.containerDir(root, id)); err != nil {
+		return err
+	}
 	if err := removeStaged(lay, root, id); err != nil {
 		return err
 	}

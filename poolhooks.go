@@ -28,6 +28,9 @@ func poolHooks(stateDir string, log logrus.FieldLogger) pool.Hooks {
 		Reclaimed: func(a pool.Allocation) error {
 			log.Warnf("user namespace pool: reclaimed host IDs %d-%d of pod %s (runc root %s): none of its containers %v exists any more", a.HostID, uint64(a.HostID)+uint64(a.Size)-1, a.Owner, a.Root, a.Members)
 			for _, m := range a.Members {
+				if err := releasePIDJoin(lay.containerDir(a.Root, m)); err != nil {
+					return err
+				}
 				if err := removeStaged(lay, a.Root, m); err != nil {
 					return err
 				}

@@ -13,7 +13,14 @@ have jq || need+=(jq)
 have pkg-config || need+=(pkg-config)
 installed libseccomp-dev || need+=(libseccomp-dev)
 have gcc || need+=(gcc)
-installed crun || need+=(crun) # hostdev.bats: the guard for crun chowning stdio
+# podman.bats: podman 4.3.1 and conmon (a dependency). vfs storage and
+# --network none need nothing else: no fuse-overlayfs, netavark, CNI
+# plugins or catatonit (recommends, not installed).
+have podman || need+=(podman)
+# hostdev.bats: crun 1.8.1 chowns a user-namespaced container's stdio; the
+# wrapper's guard is tested with it. podman.bats names its runtime
+# explicitly, so podman preferring crun when installed changes nothing there.
+installed crun || need+=(crun)
 if [ "${#need[@]}" -gt 0 ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "install-deps: need root to install: ${need[*]}" >&2

@@ -20,6 +20,7 @@ const (
 
 // The steps of create, in order.
 const (
+	Joined      = "joined"       // a container:<ID> target's namespaces are pinned
 	Allocated   = "allocated"    // the pool range is taken
 	Pinned      = "pinned"       // the pod's user namespace is pinned
 	Staged      = "staged"       // the idmapped rootfs and mounts are attached

@@ -240,3 +240,30 @@ killed_then_gc() {
 	wrapper delete --force a
 	nothing_left "delete"
 }
+
+@test "killed after a container:<ID> target's namespaces were pinned" {
+	t=$(setup_bundle target)
+	b=$(setup_bundle k-joined)
+	annotate "$t" runc-userns.io/userns auto
+	annotate "$b" runc-userns.io/pid-namespace container:target
+	start_container "$t" target
+	local status=0
+	env RUNC_USERNS_TEST_KILL_AT=joined "$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" k-joined \
+		</dev/null >"$TESTDIR/k-joined.out" 2>&1 || status=$?
+	[ "$status" = 137 ] || fail "create was not killed at joined: status $status, output $(cat "$TESTDIR/k-joined.out")"
+	# The pins of the target's namespaces exist now...
+	[ -n "$(staging_mounts)" ]
+	# ...and delete --force of a container runc never had drops them.
+	run wrapper delete --force k-joined
+	[ -z "$(staging_mounts)" ] || fail "pins left: $(staging_mounts)"
+	[ -z "$(ls "$STATE_DIR/containers/"*/k-joined 2>/dev/null)" ] || fail "container dir left"
+	# The target keeps its range; the next create joins it, and keeps no
+	# pin once it returned.
+	[ "$(pool_json | jq -r '[.[].owner] | join(",")')" = target ]
+	start_container "$b" k-joined-again
+	[ -z "$(staging_mounts)" ]
+	[ "$(cexec k-joined-again readlink /proc/self/ns/pid)" = "$(cexec target readlink /proc/self/ns/pid)" ]
+	wrapper delete --force k-joined-again
+	wrapper delete --force target
+	[ "$(pool_json | jq length)" = 0 ]
+}

@@ -1,0 +1,110 @@
+package idmap
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseOverlay(t *testing.T) {
+	cases := []struct {
+		name    string
+		opts    string
+		want    *Overlay
+		wantErr string
+		errIs   error
+	}{
+		{
+			name: "containerd snapshot: two lowers, upper, work, index=off",
+			opts: "rw,lowerdir=/s/2/fs:/s/1/fs,upperdir=/s/3/fs,workdir=/s/3/work,index=off",
+			want: &Overlay{Lower: []string{"/s/2/fs", "/s/1/fs"}, Upper: "/s/3/fs", Work: "/s/3/work", Other: []string{"index=off"}},
+		},
+		{
+			name: "read-only overlay: lowers only",
+			opts: "ro,lowerdir=/a:/b",
+			want: &Overlay{Lower: []string{"/a", "/b"}},
+		},
+		{
+			name: "other options keep their order",
+			opts: "lowerdir=/a,upperdir=/u,workdir=/w,xino=off,redirect_dir=on,userxattr",
+			want: &Overlay{Lower: []string{"/a"}, Upper: "/u", Work: "/w", Other: []string{"xino=off", "redirect_dir=on", "userxattr"}},
+		},
+		{name: "no lowerdir", opts: "rw,relatime", errIs: ErrNotOverlay},
+		{name: "empty", opts: "", errIs: ErrNotOverlay},
+		{name: "escaped path", opts: `lowerdir=/a\:b,upperdir=/u,workdir=/w`, wantErr: "has escaped characters"},
+		{name: "data-only layer (::)", opts: "lowerdir=/a::/b", wantErr: "data-only or empty layers"},
+		{name: "empty lowerdir", opts: "lowerdir=", wantErr: "data-only or empty layers"},
+		{name: "upper without work", opts: "lowerdir=/a,upperdir=/u", wantErr: `has upperdir "/u" but workdir ""`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ParseOverlay(c.opts)
+			switch {
+			case c.errIs != nil:
+				if !errors.Is(err, c.errIs) {
+					t.Fatalf("ParseOverlay error = %v, want %v", err, c.errIs)
+				}
+			case c.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("ParseOverlay error = %v, want one mentioning %q", err, c.wantErr)
+				}
+			default:
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, c.want) {
+					t.Fatalf("ParseOverlay = %+v, want %+v", got, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestOverlayOptions(t *testing.T) {
+	o, err := ParseOverlay("rw,lowerdir=/s/2/fs:/s/1/fs,upperdir=/s/3/fs,workdir=/s/3/work,index=off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := o.Options([]string{"/L/0", "/L/1"})
+	want := "lowerdir=/L/0:/L/1,upperdir=/s/3/fs,workdir=/s/3/work,index=off"
+	if got != want {
+		t.Fatalf("Options = %q, want %q", got, want)
+	}
+	ro := &Overlay{Lower: []string{"/a"}}
+	if got := ro.Options([]string{"/L/0"}); got != "lowerdir=/L/0" {
+		t.Fatalf("Options of a read-only overlay = %q", got)
+	}
+}
+
+// FuzzParseOverlay: mountinfo options are written by the kernel from paths
+// a pod's image may influence; the parser must never panic, and whatever
+// it accepts must render back to options that parse to the same layers.
+func FuzzParseOverlay(f *testing.F) {
+	for _, s := range []string{
+		"rw,lowerdir=/s/2/fs:/s/1/fs,upperdir=/s/3/fs,workdir=/s/3/work,index=off",
+		"ro,lowerdir=/a:/b",
+		"lowerdir=/a::/b",
+		`lowerdir=/a\,b`,
+		"lowerdir=/a,upperdir=/u",
+		"",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, opts string) {
+		o, err := ParseOverlay(opts)
+		if err != nil {
+			return
+		}
+		if len(o.Lower) == 0 {
+			t.Fatalf("accepted %q with no lower layer", opts)
+		}
+		back, err := ParseOverlay(o.Options(o.Lower))
+		if err != nil {
+			t.Fatalf("Options of %q = %q does not parse: %v", opts, o.Options(o.Lower), err)
+		}
+		if !reflect.DeepEqual(back.Lower, o.Lower) || back.Upper != o.Upper || back.Work != o.Work {
+			t.Fatalf("round trip of %q: %+v, then %+v", opts, o, back)
+		}
+	})
+}

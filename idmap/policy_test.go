@@ -1,0 +1,245 @@
+package idmap
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+var (
+	podMap    = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 3221225472, Size: 65536}}
+	callerMap = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
+	mountMap  = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 200000, Size: 1000}}
+)
+
+func bind(dest string, opts ...string) specs.Mount {
+	return specs.Mount{Destination: dest, Type: "bind", Source: "/src" + dest, Options: opts}
+}
+
+func TestIsBind(t *testing.T) {
+	cases := []struct {
+		name string
+		m    specs.Mount
+		want bool
+	}{
+		{"type bind", specs.Mount{Type: "bind"}, true},
+		{"bind option, no type", specs.Mount{Options: []string{"bind"}}, true},
+		{"rbind option, type none", specs.Mount{Type: "none", Options: []string{"ro", "rbind"}}, true},
+		{"proc", specs.Mount{Type: "proc", Options: []string{"nosuid"}}, false},
+		{"tmpfs with a bind-like option value", specs.Mount{Type: "tmpfs", Options: []string{"mode=bind"}}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := IsBind(c.m); got != c.want {
+				t.Fatalf("IsBind = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestRequested(t *testing.T) {
+	cases := []struct {
+		name   string
+		mounts []specs.Mount
+		want   bool
+	}{
+		{"no mounts", nil, false},
+		{"plain binds", []specs.Mount{bind("/a"), bind("/b", "rbind")}, false},
+		{"idmap option", []specs.Mount{bind("/a"), bind("/b", "idmap")}, true},
+		{"ridmap option", []specs.Mount{bind("/b", "rbind", "ridmap")}, true},
+		{"mount-level mappings without an option (containerd 2)", []specs.Mount{{Destination: "/v", Type: "bind", UIDMappings: mountMap, GIDMappings: mountMap}}, true},
+		{"idmap option on a non-bind mount is not ours", []specs.Mount{{Destination: "/t", Type: "tmpfs", Options: []string{"idmap"}}}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Requested(&specs.Spec{Mounts: c.mounts}); got != c.want {
+				t.Fatalf("Requested = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestCandidates(t *testing.T) {
+	type cand struct {
+		Index               int
+		Recursive, Explicit bool
+		UID                 []specs.LinuxIDMapping
+	}
+	cases := []struct {
+		name    string
+		mounts  []specs.Mount
+		caller  []specs.LinuxIDMapping // linux.uidMappings and gidMappings
+		pod     []specs.LinuxIDMapping
+		skip    []string
+		want    []cand
+		wantErr string
+		errIs   error
+	}{
+		{
+			name:   "pool container: every bind is implicit, proc is not a candidate",
+			mounts: []specs.Mount{{Destination: "/proc", Type: "proc"}, bind("/etc/hosts"), bind("/data", "rbind")},
+			pod:    podMap,
+			want:   []cand{{Index: 1, UID: podMap}, {Index: 2, Recursive: true, UID: podMap}},
+		},
+		{
+			name:   "idmap-skip opts a mount out, by clean path",
+			mounts: []specs.Mount{bind("/a"), bind("/b")},
+			pod:    podMap,
+			skip:   []string{"/b/"},
+			want:   []cand{{Index: 0, UID: podMap}},
+		},
+		{
+			name:   "idmap-skip does not opt out an explicit request",
+			mounts: []specs.Mount{bind("/a", "idmap")},
+			pod:    podMap,
+			skip:   []string{"/a"},
+			want:   []cand{{Index: 0, Explicit: true, UID: podMap}},
+		},
+		{
+			name:   "no pool namespace: plain binds are left alone",
+			mounts: []specs.Mount{bind("/a"), bind("/b", "rbind")},
+		},
+		{
+			name:   "mount-level mappings win over the pod's",
+			mounts: []specs.Mount{{Destination: "/v", Type: "bind", UIDMappings: mountMap, GIDMappings: mountMap}},
+			pod:    podMap,
+			want:   []cand{{Index: 0, Explicit: true, UID: mountMap}},
+		},
+		{
+			name:   "idmap option alone takes the caller's container mappings",
+			mounts: []specs.Mount{bind("/v", "idmap")},
+			caller: callerMap,
+			want:   []cand{{Index: 0, Explicit: true, UID: callerMap}},
+		},
+		{
+			name:   "ridmap is explicit and recursive",
+			mounts: []specs.Mount{bind("/v", "ridmap")},
+			caller: callerMap,
+			want:   []cand{{Index: 0, Recursive: true, Explicit: true, UID: callerMap}},
+		},
+		{
+			name:    "idmap option with no mapping anywhere",
+			mounts:  []specs.Mount{bind("/v", "idmap")},
+			wantErr: "mount /v asks for idmap but neither the mount nor the container has uid/gid mappings",
+			errIs:   ErrNoMappings,
+		},
+		{
+			name:    "uidMappings without gidMappings",
+			mounts:  []specs.Mount{{Destination: "/v", Type: "bind", UIDMappings: mountMap}},
+			wantErr: "mount /v: uidMappings and gidMappings must be given together",
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := &specs.Spec{Mounts: c.mounts}
+			if c.caller != nil {
+				s.Linux = &specs.Linux{UIDMappings: c.caller, GIDMappings: c.caller}
+			}
+			got, err := Candidates(s, c.pod, c.skip)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("Candidates error = %v, want one mentioning %q", err, c.wantErr)
+				}
+				if c.errIs != nil && !errors.Is(err, c.errIs) {
+					t.Fatalf("Candidates error %v does not wrap %v", err, c.errIs)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var have []cand
+			for _, g := range got {
+				if g.Dest != c.mounts[g.Index].Destination {
+					t.Errorf("candidate %d: Dest %q, want %q", g.Index, g.Dest, c.mounts[g.Index].Destination)
+				}
+				if !reflect.DeepEqual(g.UID, g.GID) {
+					t.Errorf("candidate %d: UID %v and GID %v differ", g.Index, g.UID, g.GID)
+				}
+				have = append(have, cand{g.Index, g.Recursive, g.Explicit, g.UID})
+			}
+			if !reflect.DeepEqual(have, c.want) {
+				t.Fatalf("Candidates = %+v, want %+v", have, c.want)
+			}
+		})
+	}
+}
+
+func TestNativeModifier(t *testing.T) {
+	s := &specs.Spec{Mounts: []specs.Mount{
+		bind("/plain", "rw"),
+		bind("/rec", "rbind"),
+		{Destination: "/explicit", Type: "bind", Source: "/x", UIDMappings: mountMap, GIDMappings: mountMap},
+		bind("/opt", "idmap"),
+		{Destination: "/proc", Type: "proc"},
+	}}
+	cands, err := Candidates(s, podMap, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (NativeModifier{Candidates: cands}).Modify(s); err != nil {
+		t.Fatal(err)
+	}
+	want := []specs.Mount{
+		{Destination: "/plain", Type: "bind", Source: "/src/plain", Options: []string{"rw", "idmap"}, UIDMappings: podMap, GIDMappings: podMap},
+		{Destination: "/rec", Type: "bind", Source: "/src/rec", Options: []string{"rbind", "ridmap"}, UIDMappings: podMap, GIDMappings: podMap},
+		// An explicit mount with mappings is already in runc's form.
+		{Destination: "/explicit", Type: "bind", Source: "/x", UIDMappings: mountMap, GIDMappings: mountMap},
+		{Destination: "/opt", Type: "bind", Source: "/src/opt", Options: []string{"idmap"}, UIDMappings: podMap, GIDMappings: podMap},
+		{Destination: "/proc", Type: "proc"},
+	}
+	if !reflect.DeepEqual(s.Mounts, want) {
+		t.Fatalf("mounts after NativeModifier:\n got %+v\nwant %+v", s.Mounts, want)
+	}
+	// The modifier copies the mappings: editing one mount's must not
+	// change another's.
+	s.Mounts[0].UIDMappings[0].HostID = 1
+	if s.Mounts[1].UIDMappings[0].HostID != podMap[0].HostID || podMap[0].HostID == 1 {
+		t.Fatal("NativeModifier shares mapping slices between mounts")
+	}
+}
+
+func TestStagedModifier(t *testing.T) {
+	cases := []struct {
+		name    string
+		mount   specs.Mount
+		want    specs.Mount
+		wantErr bool
+	}{
+		{
+			name:  "source replaced, mappings and idmap dropped (runc 1.1 does not know them)",
+			mount: specs.Mount{Destination: "/v", Type: "bind", Source: "/host", Options: []string{"ro", "idmap"}, UIDMappings: mountMap, GIDMappings: mountMap},
+			want:  specs.Mount{Destination: "/v", Type: "bind", Source: "/staged/0", Options: []string{"ro"}},
+		},
+		{
+			name:  "ridmap becomes rbind: the staging mount carries the idmapped submounts",
+			mount: specs.Mount{Destination: "/v", Type: "bind", Source: "/host", Options: []string{"ridmap"}},
+			want:  specs.Mount{Destination: "/v", Type: "bind", Source: "/staged/0", Options: []string{"rbind"}},
+		},
+		{
+			name:  "rbind kept once",
+			mount: specs.Mount{Destination: "/v", Type: "bind", Source: "/host", Options: []string{"rbind", "ridmap"}},
+			want:  specs.Mount{Destination: "/v", Type: "bind", Source: "/staged/0", Options: []string{"rbind"}},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := &specs.Spec{Mounts: []specs.Mount{c.mount}}
+			if err := (StagedModifier{Staged: map[int]string{0: "/staged/0"}}).Modify(s); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(s.Mounts[0], c.want) {
+				t.Fatalf("got %+v, want %+v", s.Mounts[0], c.want)
+			}
+		})
+	}
+	t.Run("index out of range", func(t *testing.T) {
+		err := (StagedModifier{Staged: map[int]string{3: "/staged/3"}}).Modify(&specs.Spec{Mounts: []specs.Mount{bind("/a")}})
+		if err == nil || !strings.Contains(err.Error(), "index 3 out of range") {
+			t.Fatalf("error = %v", err)
+		}
+	})
+}

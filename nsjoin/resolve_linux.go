@@ -1,0 +1,364 @@
+package nsjoin
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// Options says which reference to resolve, for whom, and where to pin.
+type Options struct {
+	// Root is runc's --root, absolute.
+	Root string
+	// ID and Annotations describe the joining container.
+	ID          string
+	Annotations map[string]string
+	// Target is the ID from the reference (see ParseRef).
+	Target string
+	// PinDir is a directory of the joining container's where the pins are
+	// made (created 0711 if missing); see PIDNSPin and UsernsPin.
+	PinDir string
+	// UsernsPins, if set, lists paths that may already name the target's
+	// user namespace for as long as the target lives (its pod's pin),
+	// given the target's ID and annotations. A path is used only if it is
+	// that very namespace (same nsfs inode); otherwise Resolve pins its
+	// own.
+	UsernsPins func(id string, annotations map[string]string) []string
+}
+
+// Target is a resolved reference.
+type Target struct {
+	ID string
+	// PID is the target's init: proven to be it, and alive, when its
+	// namespaces were opened.
+	PID int
+	Pod Pod
+	// PIDNS is the pin of the target's PID namespace, the path for the
+	// spec (see Modifier).
+	PIDNS string
+	// Userns is "" when the target's PID namespace belongs to the caller's
+	// own user namespace. Otherwise it names the user namespace that owns
+	// it, which the joining container must join too: a path from
+	// UsernsPins or a pin at UsernsPin(PinDir).
+	Userns string
+	// UIDMap and GIDMap are the target init's /proc/<pid>/uid_map and
+	// gid_map as the caller sees them, when Userns is set.
+	UIDMap, GIDMap []byte
+}
+
+// PIDNSPin is where Resolve pins the target's PID namespace.
+func PIDNSPin(pinDir string) string { return filepath.Join(pinDir, "pidns") }
+
+// UsernsPin is where Resolve pins the target's user namespace when no
+// UsernsPins path names it.
+func UsernsPin(pinDir string) string { return filepath.Join(pinDir, "userns") }
+
+// testHookOpened, when set by a test, runs after the target's namespaces
+// are open and before Resolve checks that its init still lives.
+var testHookOpened func(pid int)
+
+// maxMapSize bounds a uid_map or gid_map (340 lines of 3 x 10 digits).
+const maxMapSize = 16 << 10
+
+// Resolve resolves o.Target to its PID namespace (see the package
+// documentation for how, and the refusals). Errors name the target and,
+// where it matters, the joining container; the caller adds the joining
+// container's name in front. On success the pins exist until Release.
+func Resolve(o Options) (*Target, error) {
+	what := "cannot join the PID namespace of container " + o.Target
+	if err := validateID(o.Target); err != nil {
+		return nil, refuse(ErrBadRef, "%s: %w", what, err)
+	}
+	if o.Target == o.ID {
+		return nil, refuse(ErrSelf, "container %s refers to its own PID namespace (%s%s): a container cannot join itself", o.ID, RefPrefix, o.ID)
+	}
+	st, err := readState(o.Root, o.Target)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, refuse(ErrNotFound, "%s: container %s does not exist (runc root %s)", what, o.Target, o.Root)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	ann := st.annotations()
+	t := &Target{ID: o.Target, PID: st.InitPID, Pod: PodOf(o.Target, ann)}
+	if jp := PodOf(o.ID, o.Annotations); !SamePod(jp, t.Pod) {
+		return nil, refuse(ErrOtherPod, "%s: %s; only containers of one pod (or two containers of no pod) may share a PID namespace", what, podMismatch(o.ID, jp, o.Target, t.Pod))
+	}
+	if !st.newPID() {
+		return nil, refuse(ErrHostPID, "%s: container %s runs in the host's PID namespace (its spec has no pid namespace); to share the host's, leave the pid namespace out of this container's spec", what, o.Target)
+	}
+	if _, err := os.Lstat(filepath.Join(o.Root, o.Target, execFifo)); err == nil {
+		return nil, refuse(ErrNotRunning, "%s: container %s is created but not running: start it first", what, o.Target)
+	}
+
+	p, err := openInit(st.InitPID, st.InitStart)
+	if err != nil {
+		return nil, refuse(ErrNotRunning, "%s: container %s is not running: %w", what, o.Target, err)
+	}
+	defer p.close()
+	pidns, err := p.open("ns/pid")
+	if err != nil {
+		return nil, p.gone(what, o.Target, err)
+	}
+	defer pidns.Close()
+	initUserns, err := p.open("ns/user")
+	if err != nil {
+		return nil, p.gone(what, o.Target, err)
+	}
+	defer initUserns.Close()
+	owner, err := ownerOf(pidns)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer owner.Close()
+	foreign := !sameAs(owner, "/proc/self/ns/user")
+	if foreign {
+		if t.UIDMap, err = p.read("uid_map", maxMapSize); err == nil {
+			t.GIDMap, err = p.read("gid_map", maxMapSize)
+		}
+		if err != nil {
+			return nil, p.gone(what, o.Target, err)
+		}
+	}
+	if testHookOpened != nil {
+		testHookOpened(p.pid)
+	}
+	// The process whose start time matched is still alive now that every
+	// file is open, so they are its own and not a newcomer's with its PID.
+	if err := p.alive(); err != nil {
+		return nil, refuse(ErrNotRunning, "%s: container %s is not running: %w", what, o.Target, err)
+	}
+
+	if hostPID(pidns) {
+		return nil, refuse(ErrHostPID, "%s: container %s runs in the host's PID namespace", what, o.Target)
+	}
+	if foreign && !sameFile(owner, initUserns) {
+		return nil, refuse(ErrUserns, "%s: its PID namespace belongs to another user namespace than its init process %d runs in, whose ID mappings could not be read", what, p.pid)
+	}
+
+	if err := os.MkdirAll(o.PinDir, 0o711); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	t.PIDNS = PIDNSPin(o.PinDir)
+	if err := pin(pidns, t.PIDNS); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if !foreign {
+		return t, nil
+	}
+	if o.UsernsPins != nil {
+		for _, c := range o.UsernsPins(o.Target, ann) {
+			if c != "" && sameAs(owner, c) {
+				t.Userns = c
+				return t, nil
+			}
+		}
+	}
+	t.Userns = UsernsPin(o.PinDir)
+	if err := pin(owner, t.Userns); err != nil {
+		_ = Release(o.PinDir)
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return t, nil
+}
+
+// Release detaches and removes the pins Resolve made in pinDir. It is
+// idempotent: pins that are gone (or were never made) are fine. pinDir
+// itself stays.
+func Release(pinDir string) error {
+	return errors.Join(unpin(PIDNSPin(pinDir)), unpin(UsernsPin(pinDir)))
+}
+
+func podMismatch(joiner string, jp Pod, target string, tp Pod) string {
+	switch {
+	case jp.InPod() && tp.InPod():
+		return fmt.Sprintf("container %s is in pod %s and container %s in pod %s", joiner, jp.ID, target, tp.ID)
+	case jp.InPod():
+		return fmt.Sprintf("container %s is in pod %s but container %s belongs to no pod", joiner, jp.ID, target)
+	default:
+		return fmt.Sprintf("container %s belongs to no pod but container %s is in pod %s", joiner, target, tp.ID)
+	}
+}
+
+// initProc is a process held by a pidfd and a /proc/<pid> directory fd,
+// both opened before its start time was checked through the latter.
+type initProc struct {
+	pid   int
+	pidfd int
+	dir   int
+}
+
+// openInit opens the process recorded as a container's init and proves it
+// is that init: the start time read through the directory fd is the one
+// runc recorded when it started it.
+func openInit(pid int, start uint64) (*initProc, error) {
+	if pid <= 0 {
+		return nil, fmt.Errorf("its runc state records no init process (PID %d)", pid)
+	}
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return nil, fmt.Errorf("its init process %d has exited", pid)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open init process %d: %w (pidfd_open needs Linux >= 5.3)", pid, os.NewSyscallError("pidfd_open", err))
+	}
+	dir, err := unix.Open(fmt.Sprintf("/proc/%d", pid), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		unix.Close(pidfd)
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
+			return nil, fmt.Errorf("its init process %d has exited", pid)
+		}
+		return nil, &os.PathError{Op: "open", Path: fmt.Sprintf("/proc/%d", pid), Err: err}
+	}
+	p := &initProc{pid: pid, pidfd: pidfd, dir: dir}
+	if err := p.check(start); err != nil {
+		p.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// check compares the process's start time with the recorded one.
+func (p *initProc) check(start uint64) error {
+	b, err := p.read("stat", 4096)
+	if err != nil {
+		return fmt.Errorf("its init process %d has exited (%w)", p.pid, err)
+	}
+	ps, err := parseStat(b)
+	if err != nil {
+		return err
+	}
+	if ps.StartTime != start {
+		return fmt.Errorf("PID %d recorded in its runc state now belongs to another process (started at tick %d, the container's init at tick %d)", p.pid, ps.StartTime, start)
+	}
+	if ps.exited() {
+		return fmt.Errorf("its init process %d has exited (state %c)", p.pid, ps.State)
+	}
+	return nil
+}
+
+// alive reports whether the pidfd's process has not been reaped. A zombie
+// still holds its PID, so nothing else can have taken it.
+func (p *initProc) alive() error {
+	err := unix.PidfdSendSignal(p.pidfd, 0, nil, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return fmt.Errorf("its init process %d exited while its namespaces were being opened", p.pid)
+	}
+	if err != nil {
+		return os.NewSyscallError("pidfd_send_signal", err)
+	}
+	return nil
+}
+
+// gone explains a failure to open a file of the init: usually it exited.
+func (p *initProc) gone(what, target string, err error) error {
+	if errors.Is(err, unix.ESRCH) || errors.Is(err, unix.ENOENT) {
+		return refuse(ErrNotRunning, "%s: container %s is not running: its init process %d has exited (%w)", what, target, p.pid, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func (p *initProc) close() {
+	unix.Close(p.dir)
+	unix.Close(p.pidfd)
+}
+
+// open opens a file under the process's /proc directory (ns/* are magic
+// links to the namespaces: followed, never O_NOFOLLOW).
+func (p *initProc) open(name string) (*os.File, error) {
+	fd, err := unix.Openat(p.dir, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: fmt.Sprintf("/proc/%d/%s", p.pid, name), Err: err}
+	}
+	return os.NewFile(uintptr(fd), fmt.Sprintf("/proc/%d/%s", p.pid, name)), nil
+}
+
+// read reads a file under the process's /proc directory, up to max bytes.
+func (p *initProc) read(name string, max int64) ([]byte, error) {
+	f, err := p.open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, max)) // errors are *os.PathError
+}
+
+// ownerOf returns the user namespace that owns the namespace ns.
+func ownerOf(ns *os.File) (*os.File, error) {
+	fd, err := unix.IoctlRetInt(int(ns.Fd()), unix.NS_GET_USERNS)
+	if err != nil {
+		return nil, fmt.Errorf("owner of %s: %w", ns.Name(), os.NewSyscallError("ioctl NS_GET_USERNS", err))
+	}
+	return os.NewFile(uintptr(fd), "owner of "+ns.Name()), nil
+}
+
+// procPIDInitIno is the inode number of the initial PID namespace
+// (PROC_PID_INIT_INO, fixed by the kernel).
+const procPIDInitIno = 0xEFFFFFFC
+
+// hostPID reports whether the PID namespace ns is the host's: ours (the
+// one runc gives a container without a pid namespace entry), PID 1's (not
+// always readable: an LSM may deny it even to root), or the initial one.
+func hostPID(ns *os.File) bool {
+	var st unix.Stat_t
+	if unix.Fstat(int(ns.Fd()), &st) == nil && st.Ino == procPIDInitIno {
+		return true
+	}
+	return sameAs(ns, "/proc/self/ns/pid") || sameAs(ns, "/proc/1/ns/pid")
+}
+
+// sameAs reports whether the open namespace f is the one at path.
+func sameAs(f *os.File, path string) bool {
+	var a, b unix.Stat_t
+	return unix.Fstat(int(f.Fd()), &a) == nil && unix.Stat(path, &b) == nil && a.Dev == b.Dev && a.Ino == b.Ino
+}
+
+// sameFile reports whether two open files are the same inode.
+func sameFile(f, g *os.File) bool {
+	var a, b unix.Stat_t
+	return unix.Fstat(int(f.Fd()), &a) == nil && unix.Fstat(int(g.Fd()), &b) == nil && a.Dev == b.Dev && a.Ino == b.Ino
+}
+
+// pin bind-mounts the namespace ns on path (created, mode 0444), after
+// removing a pin left there by a create that was killed, and checks that
+// path now names ns. The same as libuserns.Pin, for any namespace type:
+// under a shared parent the mount propagates to the peers, and unpin's
+// unlink removes those copies too (Linux >= 3.18).
+func pin(ns *os.File, path string) error {
+	if err := unpin(path); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDONLY, 0o444)
+	if err != nil {
+		return fmt.Errorf("pin namespace: %w", err)
+	}
+	f.Close()
+	src := fmt.Sprintf("/proc/self/fd/%d", ns.Fd())
+	if err := unix.Mount(src, path, "", unix.MS_BIND, ""); err != nil {
+		os.Remove(path)
+		return fmt.Errorf("pin namespace: %w", &os.PathError{Op: "mount", Path: path, Err: err})
+	}
+	if !sameAs(ns, path) {
+		_ = unpin(path)
+		return fmt.Errorf("pin namespace: %s does not name the namespace after the bind mount", path)
+	}
+	return nil
+}
+
+// unpin detaches the pin at path and removes the file; a path that is
+// gone or not mounted is fine.
+func unpin(path string) error {
+	err := unix.Unmount(path, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
+	if err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("unpin namespace: %w", &os.PathError{Op: "umount", Path: path, Err: err})
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("unpin namespace: %w", err)
+	}
+	return nil
+}

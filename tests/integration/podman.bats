@@ -1,0 +1,442 @@
+#!/usr/bin/env bats
+# podman as a client: `podman --runtime runc-userns` (issue 6).
+#
+# One private podman instance for the file: its own containers.conf drop-ins
+# and storage.conf, graph root, run root, tmp dir, events log, file locks,
+# network config dir, cgroupfs under a cgroup parent of its own, no network.
+# It all runs in a private mount namespace (held by a `sleep` for the file)
+# in which
+#  - /etc/runc-userns is a bind of a test directory, so the wrapper finds the
+#    test's operator config (runtime = $REAL_RUNC, state dir and pool in the
+#    test directory) where a real install has it. podman runs the runtime
+#    with conmon's filtered environment on create/exec and with no
+#    environment at all (no PATH) on kill/state/delete: nothing can be passed
+#    through the environment, so podman's runtime here is bin/runc-userns
+#    itself, found the way production finds it;
+#  - /etc/containers/containers.conf.d holds the instance's settings and
+#    contrib/podman/runc-userns.conf as shipped (only the binaries' paths
+#    are this checkout's);
+#  - /run/runc is a tmpfs: podman passes runc no --root, so runc's state
+#    (and the root the wrapper's pool records) is runc's default;
+#  - /var/lib/containers is a tmpfs: `podman import` writes its blob-info
+#    cache there whatever --root says;
+#  - /etc/subuid and /etc/subgid are binds of test files (podman --userns auto).
+# The pod pins and staging mounts of the wrapper live in that namespace and
+# die with it; every test also checks that none is left while it runs.
+
+load helpers
+
+# A second range, after the test pool: the caller's own mappings (--uidmap,
+# --userns auto) must never be taken from or counted in the pool.
+CALLER_BASE=$((POOL_BASE + POOL_SLOTS * 65536))
+
+setup_file() {
+	requires root
+	local t
+	for t in podman conmon unshare nsenter; do
+		command -v "$t" >/dev/null || fail "$t is not installed (make deps installs it)"
+	done
+	export PD=$BATS_FILE_TMPDIR/podman
+	mkdir -p "$PD"/{graph,run,tmp,xdg,net,cfg,etc-runc-userns,state}
+	# The pods' root (an unprivileged host ID) must reach the state dir.
+	chmod 0711 "$BATS_RUN_TMPDIR" "$BATS_FILE_TMPDIR" "$PD"
+	chmod 0700 "$PD/xdg"
+	export PD_STATE=$PD/state PD_CGROUP=runc-userns-podman-$$
+	export CONTAINERS_STORAGE_CONF=$PD/cfg/storage.conf
+	export CONTAINERS_REGISTRIES_CONF=$PD/cfg/registries.conf
+	export XDG_RUNTIME_DIR=$PD/xdg TMPDIR=$PD/tmp
+	unset CONTAINERS_CONF
+	: >"$CONTAINERS_REGISTRIES_CONF"
+	: >"$PD/empty"
+	# containers.conf comes from drop-ins, as on a real install: the
+	# namespace's /etc/containers/containers.conf.d is $PD/conf.d with
+	# the private instance's settings, contrib's runc-userns.conf as
+	# shipped, and the paths of this checkout's binaries last.
+	mkdir -p "$PD/conf.d"
+	# Ulimits below the machine's hard limits: podman's default nofile
+	# (1048576) is above them here, and raising a hard limit needs
+	# CAP_SYS_RESOURCE, which this sandbox lacks (runc's setrlimit fails).
+	cat >"$PD/conf.d/00-private.conf" <<-EOF
+		[containers]
+		default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
+		netns = "none"
+		cgroups = "no-conmon"
+		[network]
+		network_config_dir = "$PD/net"
+		[engine]
+		cgroup_manager = "cgroupfs"
+		events_logger = "file"
+		events_logfile_path = "$PD/tmp/events.log"
+		lock_type = "file"
+		tmp_dir = "$PD/tmp"
+		static_dir = "$PD/graph/libpod"
+		volume_path = "$PD/graph/volumes"
+		image_copy_tmp_dir = "$PD/tmp"
+		runtime = "runc"
+	EOF
+	cp "$ROOT_DIR/contrib/podman/runc-userns.conf" "$PD/conf.d/"
+	cat >"$PD/conf.d/zz-paths.conf" <<-EOF
+		[engine.runtimes]
+		runc = ["$REAL_RUNC"]
+		runc-userns = ["$WRAPPER"]
+	EOF
+	cat >"$CONTAINERS_STORAGE_CONF" <<-EOF
+		[storage]
+		driver = "vfs"
+		graphroot = "$PD/graph"
+		runroot = "$PD/run"
+		[storage.options]
+		root-auto-userns-user = "containers"
+	EOF
+	# A runc built without libseccomp (`go install` without -tags seccomp)
+	# refuses podman's default profile: run unconfined with that one.
+	if ! "$REAL_RUNC" features 2>/dev/null | jq -e '.linux.seccomp.enabled' >/dev/null; then
+		sed -i 's/^\[containers\]$/&\nseccomp_profile = "unconfined"/' "$PD/conf.d/00-private.conf"
+	fi
+	write_pd_config '{}'
+	echo "containers:$CALLER_BASE:131072" >"$PD/subid"
+
+	# Mount points that do not exist on the host are made for the file and
+	# removed by teardown_file (only if still empty).
+	: >"$PD/made"
+	local p
+	for p in /etc/runc-userns /var/lib/containers /run/runc /etc/containers/containers.conf.d; do
+		[ -e "$p" ] || { mkdir -p -m 0700 "$p" && echo "$p" >>"$PD/made"; }
+	done
+	for p in /etc/subuid /etc/subgid; do
+		[ -e "$p" ] || { touch "$p" && echo "$p" >>"$PD/made"; }
+	done
+	unshare -m --propagation private sleep infinity </dev/null >/dev/null 2>&1 3>&- &
+	export NS_PID=$!
+	local i
+	for i in $(seq 50); do
+		[ "$(readlink "/proc/$NS_PID/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] && break
+		sleep 0.1
+	done
+	[ "$(readlink "/proc/$NS_PID/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] || fail "no private mount namespace"
+	in_ns mount --bind "$PD/etc-runc-userns" /etc/runc-userns
+	in_ns mount --bind "$PD/conf.d" /etc/containers/containers.conf.d
+	# The host's own settings, if any, stay out.
+	[ ! -e /etc/containers/containers.conf ] || in_ns mount --bind "$PD/empty" /etc/containers/containers.conf
+	in_ns mount -t tmpfs -o mode=0700 tmpfs /var/lib/containers
+	in_ns mount -t tmpfs -o mode=0700 tmpfs /run/runc
+	in_ns mount --bind "$PD/subid" /etc/subuid
+	in_ns mount --bind "$PD/subid" /etc/subgid
+
+	"$ROOT_DIR/hack/mkrootfs.sh" "$PD/rootfs"
+	tar -C "$PD/rootfs" -c . | pd import - localhost/busybox >/dev/null
+}
+
+teardown_file() {
+	[ -n "${PD:-}" ] || return 0
+	if [ -n "${NS_PID:-}" ]; then
+		pd rm -a -f -t 0 >/dev/null 2>&1 || true
+		# Whatever podman could not remove: its runc containers, then the
+		# processes left in the namespace (conmon), then the holder.
+		local id pid ns
+		for id in $(in_ns ls /run/runc 2>/dev/null); do
+			in_ns "$WRAPPER" delete --force "$id" >/dev/null 2>&1 || true
+		done
+		ns=$(readlink "/proc/$NS_PID/ns/mnt")
+		for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+			[ "$pid" != "$NS_PID" ] && [ "$(readlink "/proc/$pid/ns/mnt" 2>/dev/null)" = "$ns" ] &&
+				kill -9 "$pid" 2>/dev/null || true
+		done
+		kill "$NS_PID" 2>/dev/null || true
+		wait "$NS_PID" 2>/dev/null || true
+	fi
+	local p
+	while read -r p; do
+		if [ -d "$p" ]; then rmdir "$p" 2>/dev/null || true; else [ -s "$p" ] || rm -f "$p"; fi
+	done <"$PD/made"
+	for p in /sys/fs/cgroup/*/"$PD_CGROUP"; do
+		[ -d "$p" ] && rmdir "$p" 2>/dev/null || true
+	done
+	# vfs layers are plain directories: rm can do it.
+	rm -rf "$PD"
+}
+
+setup() {
+	VOL=$BATS_TEST_TMPDIR/vol
+	mkdir -p "$VOL"
+	chmod 0711 "$BATS_TEST_TMPDIR"
+	chmod 0755 "$VOL"
+	echo root >"$VOL/root-file"
+	echo user >"$VOL/user-file"
+	chown 1000:1000 "$VOL/user-file"
+}
+
+# teardown: remove every container, then nothing of ours may be left: no
+# pool entry, no pin or staging mount, the host's /dev/null untouched.
+teardown() {
+	local leaks=""
+	pd rm -a -f -t 0 >/dev/null 2>&1 || true
+	write_pd_config '{}'
+	local n
+	n=$(pd_pool | jq length)
+	[ "$n" = 0 ] || leaks+="pool entries left: $(pd_pool); "
+	local m
+	m=$(in_ns awk -v d="$PD_STATE/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo)
+	[ -z "$m" ] || leaks+="mounts left: $m; "
+	m=$(in_ns ls /run/runc)
+	[ -z "$m" ] || leaks+="runc containers left: $m; "
+	m=$(grep -F "$BATS_FILE_TMPDIR" /proc/self/mountinfo || true)
+	[ -z "$m" ] || leaks+="mounts in the host's namespace: $m; "
+	[ "$(stat -c '%u:%g %a' /dev/null)" = "0:0 666" ] || leaks+="/dev/null is $(stat -c '%u:%g %a' /dev/null); "
+	[ -z "$leaks" ] || fail "teardown: $leaks"
+}
+
+# in_ns CMD...: CMD in the file's mount namespace.
+in_ns() {
+	nsenter -t "$NS_PID" -m -- "$@"
+}
+
+# pd ARGS...: the private podman.
+pd() {
+	in_ns podman --root "$PD/graph" --runroot "$PD/run" --tmpdir "$PD/tmp" \
+		--cgroup-manager cgroupfs --events-backend file "$@"
+}
+
+# prun RUNTIME ARGS...: `podman run` with RUNTIME (runc or runc-userns), no
+# network, under the file's cgroup parent.
+prun() {
+	local rt=$1
+	shift
+	pd --runtime "$rt" run --network none --cgroup-parent "/$PD_CGROUP" "$@"
+}
+
+# write_pd_config JSON-OVERRIDES: the operator config the wrapper finds at
+# /etc/runc-userns/config.json in the namespace (test pool, $REAL_RUNC).
+write_pd_config() {
+	jq -n --arg runtime "$REAL_RUNC" --arg state "$PD_STATE" \
+		--argjson base "$POOL_BASE" --argjson size "$((POOL_SLOTS * 65536))" --argjson over "$1" \
+		'{runtime: $runtime, stateDir: $state, userns: {ranges: [{hostID: $base, size: $size}]}} * $over' \
+		>"$PD/etc-runc-userns/config.json"
+}
+
+# pd_pool: the pool's allocations as JSON, read by the wrapper with the
+# config at its default path (no RUNC_USERNS_CONFIG).
+pd_pool() {
+	in_ns env -u RUNC_USERNS_CONFIG "$WRAPPER" pool ls --json
+}
+
+# lifecycle RUNTIME: a detached container through RUNTIME taken through
+# run -d, exec, stop, logs, inspect and rm; prints a transcript in which
+# nothing depends on the runtime.
+lifecycle() {
+	local rt=$1 n=life-$1 i
+	prun "$rt" -d --name "$n" localhost/busybox \
+		sh -c 'trap "echo got TERM; exit 7" TERM; echo started; while :; do sleep 0.1; done' >/dev/null
+	for i in $(seq 50); do
+		pd logs "$n" 2>/dev/null | grep -q started && break
+		sleep 0.1
+	done
+	pd exec "$n" sh -c 'echo exec out; echo exec err >&2; id -u; exit 4' 2>"$BATS_TEST_TMPDIR/exec.err"
+	echo "exec status $?"
+	cat "$BATS_TEST_TMPDIR/exec.err"
+	pd exec "$n" cat /proc/1/cmdline | tr '\0' ' '
+	echo
+	pd stop -t 10 "$n" >/dev/null
+	echo "stop status $?"
+	pd logs "$n"
+	pd inspect --format '{{.State.Status}} {{.State.ExitCode}}' "$n"
+	pd rm "$n" >/dev/null
+	echo "rm status $?"
+	pd ps -a --format '{{.Names}}' | grep -c "^$n\$" || true
+}
+
+@test "plain containers: output and exit status are runc's" {
+	run --separate-stderr prun runc --rm localhost/busybox sh -c 'echo out; echo err >&2; exit 3'
+	[ "$status" = 3 ]
+	local want_out=$output want_err=$stderr
+	[ "$want_out" = out ]
+	[ "$want_err" = err ]
+	run --separate-stderr prun runc-userns --rm localhost/busybox sh -c 'echo out; echo err >&2; exit 3'
+	[ "$status" = 3 ]
+	[ "$output" = "$want_out" ]
+	[ "$stderr" = "$want_err" ]
+	run -0 prun runc-userns --rm localhost/busybox cat /proc/self/uid_map
+	[ "$(echo $output)" = "0 0 4294967295" ]
+}
+
+@test "plain containers: run -d, exec, logs, stop, rm as with runc" {
+	run -0 lifecycle runc
+	want=$output
+	echo "$want" | grep -qx 'exec status 4'
+	echo "$want" | grep -qx 'got TERM'
+	echo "$want" | grep -qx 'exited 7'
+	run -0 lifecycle runc-userns
+	[ "$output" = "$want" ] || {
+		diff -u <(echo "$want") <(echo "$output")
+		false
+	}
+}
+
+@test "plain containers: runc's own errors reach podman as with runc" {
+	run -127 prun runc --rm localhost/busybox /nonexistent
+	want=${output/#Error: runc: /Error: runc-userns: }
+	[[ "$want" == *'exec: "/nonexistent": stat /nonexistent: no such file or directory'* ]]
+	run -127 prun runc-userns --rm localhost/busybox /nonexistent
+	[ "$output" = "$want" ]
+}
+
+@test "podman info: the real runc's version lines, then ours" {
+	run -0 pd --runtime runc-userns info --format '{{.Host.OCIRuntime.Name}}|{{.Host.OCIRuntime.Version}}'
+	[ "${lines[0]}" = "runc-userns|$("$REAL_RUNC" --version | sed -n 1p)" ]
+	[[ "${lines[-1]}" == "runc-userns: "*" (real runtime $REAL_RUNC)" ]]
+}
+
+@test "--pid container:NAME joins the other container's PID namespace" {
+	prun runc-userns -d --name p1 localhost/busybox sleep 1000
+	run -0 pd exec p1 readlink /proc/self/ns/pid
+	want=$output
+	run -0 prun runc-userns --rm --pid container:p1 localhost/busybox sh -c 'readlink /proc/self/ns/pid; ps -o args'
+	[ "${lines[0]}" = "$want" ]
+	[[ "$output" == *"sleep 1000"* ]]
+}
+
+@test "userns=auto: a pool range, root inside, / writable, a host-root volume is root's, rm returns the range" {
+	prun runc-userns -d --name u1 --annotation runc-userns.io/userns=auto -v "$VOL:/v" localhost/busybox \
+		sh -c 'echo ready; exec sleep 1000'
+	run -0 pd exec u1 cat /proc/self/uid_map
+	[ "$(echo $output)" = "0 $POOL_BASE 65536" ]
+	run -0 pd exec u1 cat /proc/self/gid_map
+	[ "$(echo $output)" = "0 $POOL_BASE 65536" ]
+	run -0 pd exec u1 id -u
+	[ "$output" = 0 ]
+	run -0 pd exec u1 sh -c 'echo hi >/newfile && stat -c %u:%g /newfile'
+	[ "$output" = 0:0 ]
+	run -0 pd exec u1 stat -c '%n %u:%g' /v/root-file /v/user-file
+	[ "${lines[0]}" = "/v/root-file 0:0" ]
+	[ "${lines[1]}" = "/v/user-file 1000:1000" ]
+	run -0 pd exec u1 sh -c 'echo new >/v/created'
+	[ "$(stat -c %u:%g "$VOL/created")" = 0:0 ]
+	# What a runtime prints on a successful create lands in podman logs:
+	# only the container's own output is there.
+	run -0 pd logs u1
+	[ "$output" = ready ]
+	# The host sees the container's init as the pool's first ID.
+	pid=$(pd inspect --format '{{.State.Pid}}' u1)
+	[ "$(stat -c %u "/proc/$pid")" = "$POOL_BASE" ]
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 1 ]
+	[ "$(echo "$output" | jq -r '.[0].hostID')" = "$POOL_BASE" ]
+	id=$(pd inspect --format '{{.Id}}' u1)
+	[ "$(echo "$output" | jq -r '.[0].owner')" = "$id" ]
+	# podman passes runc no --root: runc's default root.
+	[ "$(echo "$output" | jq -r '.[0].root')" = /run/runc ]
+	# podman runs kill and delete with an empty environment: the wrapper
+	# must still find the pool (its stamp on the spec) and give it back.
+	pd stop -t 0 u1 >/dev/null
+	pd rm u1 >/dev/null
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 0 ]
+	[ -z "$(in_ns awk -v d="$PD_STATE/" 'index($5, d) == 1' /proc/self/mountinfo)" ]
+	# The range is free again: the next pod gets the same one.
+	run -0 prun runc-userns --rm --annotation runc-userns.io/userns=auto localhost/busybox cat /proc/self/uid_map
+	[ "$(echo $output)" = "0 $POOL_BASE 65536" ]
+}
+
+@test "userns=auto: podman rm -f of a running container returns the range" {
+	prun runc-userns -d --name u2 --annotation runc-userns.io/userns=auto localhost/busybox sleep 1000
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 1 ]
+	pd rm -f -t 0 u2 >/dev/null
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 0 ]
+}
+
+@test "userns=auto: stop releases the range, start takes one again, rm -f releases it" {
+	prun runc-userns -d --name u3 --annotation runc-userns.io/userns=auto localhost/busybox sleep 1000
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 1 ]
+	# podman's cleanup runs delete once the container has exited.
+	pd stop -t 0 u3 >/dev/null
+	for i in $(seq 100); do
+		[ "$(pd_pool | jq length)" = 0 ] && break
+		sleep 0.1
+	done
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 0 ]
+	pd start u3 >/dev/null
+	run -0 pd exec u3 cat /proc/self/uid_map
+	[ "$(echo $output)" = "0 $POOL_BASE 65536" ]
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 1 ]
+	pd rm -f -t 0 u3 >/dev/null
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 0 ]
+}
+
+@test "userns=auto: a create that fails returns the range" {
+	run -127 prun runc-userns --rm --annotation runc-userns.io/userns=auto localhost/busybox /nonexistent
+	[[ "$output" == *'exec: "/nonexistent": stat /nonexistent: no such file or directory'* ]]
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 0 ]
+}
+
+@test "-v SRC:DST:idmap is idmapped with the caller's --uidmap; the caller's mappings win, nothing is allocated" {
+	maps=(--uidmap "0:$CALLER_BASE:65536" --gidmap "0:$CALLER_BASE:65536")
+	prun runc-userns -d --name m1 "${maps[@]}" --annotation runc-userns.io/userns=auto \
+		-v "$VOL:/v:idmap" -v "$VOL:/plain" localhost/busybox sleep 1000
+	run -0 pd exec m1 cat /proc/self/uid_map
+	[ "$(echo $output)" = "0 $CALLER_BASE 65536" ]
+	run -0 pd exec m1 stat -c '%n %u:%g' /v/root-file /v/user-file /plain/root-file
+	[ "${lines[0]}" = "/v/root-file 0:0" ]
+	[ "${lines[1]}" = "/v/user-file 1000:1000" ]
+	# Not asked for, not idmapped: host root is the overflow ID inside.
+	[ "${lines[2]}" = "/plain/root-file 65534:65534" ]
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 0 ]
+}
+
+@test "-v SRC:DST:idmap: runc-userns on this runc gives what runc >= 1.2 gives" {
+	maps=(--uidmap "0:$CALLER_BASE:65536" --gidmap "0:$CALLER_BASE:65536")
+	run -0 prun runc-userns --rm "${maps[@]}" -v "$VOL:/v:idmap" localhost/busybox stat -c '%n %u:%g' /v/root-file /v/user-file
+	[ "${lines[0]}" = "/v/root-file 0:0" ]
+	[ "${lines[1]}" = "/v/user-file 1000:1000" ]
+	want=$output
+	run -0 prun runc --rm "${maps[@]}" -v "$VOL:/v:idmap" localhost/busybox stat -c '%n %u:%g' /v/root-file /v/user-file
+	if "$REAL_RUNC" features 2>/dev/null | jq -e '.linux.mountExtensions.idmap.enabled' >/dev/null; then
+		[ "$output" = "$want" ]
+	else
+		# runc 1.1 ignores the option: that is what runc-userns fixes.
+		[ "${lines[0]}" = "/v/root-file 65534:65534" ]
+	fi
+}
+
+@test "--userns auto: podman's own range is kept, :idmap volumes use it, nothing is allocated" {
+	run -0 prun runc-userns --rm --userns auto --annotation runc-userns.io/userns=auto -v "$VOL:/v:idmap" localhost/busybox \
+		sh -c 'cat /proc/self/uid_map; stat -c "%n %u:%g" /v/root-file /v/user-file'
+	read -r inside host size <<<"${lines[0]}"
+	[ "$inside" = 0 ]
+	[ "$host" -ge "$CALLER_BASE" ] && [ "$((host + size))" -le "$((CALLER_BASE + 131072))" ]
+	[ "${lines[1]}" = "/v/root-file 0:0" ]
+	[ "${lines[2]}" = "/v/user-file 1000:1000" ]
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 0 ]
+}
+
+@test "errors of ours reach the podman user readably: a bad annotation value" {
+	run prun runc-userns --rm --annotation runc-userns.io/userns=bogus localhost/busybox true
+	[ "$status" -ne 0 ]
+	# One line: ours, with the key, the value and what is allowed; not a
+	# raw JSON log line nor podman's complaint that it could not parse one.
+	[ "${#lines[@]}" = 1 ]
+	[[ "$output" == *'runc-userns.io/userns="bogus": want "auto"'* ]]
+	[[ "$output" != *'{"level"'* ]]
+	[[ "$output" != *unmarshal* ]]
+}
+
+@test "errors of ours reach the podman user readably: the pool is exhausted" {
+	write_pd_config "$(jq -n --argjson base "$POOL_BASE" '{userns: {ranges: [{hostID: $base, size: 65536}]}}')"
+	prun runc-userns -d --name e1 --annotation runc-userns.io/userns=auto localhost/busybox sleep 1000
+	run prun runc-userns --rm --name e2 --annotation runc-userns.io/userns=auto localhost/busybox true
+	[ "$status" -ne 0 ]
+	[ "${#lines[@]}" = 1 ]
+	[[ "$output" == *"user namespace pool exhausted: 1 of 1 ranges in use"* ]]
+	[[ "$output" != *'{"level"'* ]]
+	[[ "$output" != *unmarshal* ]]
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 1 ]
+}
