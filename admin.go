@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	"github.com/urfave/cli/v2"
 
 	"github.com/runc-userns/runc-userns/internal/config"
@@ -31,6 +32,11 @@ func admin(argv []string) int {
 					Usage:  "list the ranges in use",
 					Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array"}},
 					Action: poolList,
+				},
+				{
+					Name:   "gc",
+					Usage:  "reclaim the ranges of pods none of whose containers exists any more (and rebuild a lost or corrupt pool state)",
+					Action: poolGC,
 				},
 				{
 					Name:      "release",
@@ -123,4 +129,37 @@ func poolRelease(ctx *cli.Context) error {
 		return err
 	}
 	return unpinPod(layout(cfg.StateDir), owner)
+}
+
+// poolGC reclaims the ranges whose containers are all gone (no runc state,
+// or their init is dead) and no create of which is in flight, then removes
+// in-flight markers left by killed creates.
+func poolGC(ctx *cli.Context) error {
+	if ctx.NArg() != 0 {
+		return fmt.Errorf("pool gc takes no arguments, has %d", ctx.NArg())
+	}
+	cfg, err := adminConfig()
+	if err != nil {
+		return err
+	}
+	p, err := pool.OpenExisting(cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	log := logrus.New()
+	log.SetOutput(os.Stderr)
+	p.SetHooks(poolHooks(cfg.StateDir, log))
+	dead, err := p.Reclaim()
+	if err != nil {
+		return err
+	}
+	for _, a := range dead {
+		fmt.Printf("reclaimed %s %d-%d (members %v, root %s)\n", a.Owner, a.HostID, uint64(a.HostID)+uint64(a.Size)-1, a.Members, a.Root)
+	}
+	n, err := sweepInflight(layout(cfg.StateDir))
+	if err != nil {
+		return fmt.Errorf("pool gc: in-flight markers: %w", err)
+	}
+	fmt.Printf("%d ranges reclaimed, %d stale in-flight markers removed\n", len(dead), n)
+	return nil
 }

@@ -30,7 +30,10 @@ type modifier interface {
 // atomic write → run runc. What the plan took is given back if runc fails.
 func (a *app) create() int {
 	inv := a.inv
-	if oci.ValidateID(inv.ID) != nil {
+	if err := oci.ValidateID(inv.ID); err != nil {
+		if a.asksForUs() {
+			return a.fail(fmt.Errorf("%w: container IDs become file names of runc and runc-userns; nothing was created", err))
+		}
 		// runc refuses it in its own words; nothing of ours is named
 		// after an ID it refuses.
 		return a.exec()
@@ -56,6 +59,12 @@ func (a *app) create() int {
 		}
 		undoStamp(doc.Spec, req.Stamp)
 		a.log.Debugf("container %s: undid the edits of an earlier create of bundle %s", inv.ID, bundle)
+	}
+	if err := a.checkCallerMappings(doc.Spec); err != nil {
+		return a.fail(err)
+	}
+	if err := a.checkCallerUserns(doc.Spec); err != nil {
+		return a.fail(err)
 	}
 	want, err := a.wantUserns(doc.Spec, req)
 	if err != nil {
@@ -255,6 +264,16 @@ func (c *creation) do(doc *oci.Document) int {
 		c.log.Infof("container %s: pod %s runs in user namespace %s, uid/gid 0-%d -> host %d-%d, rootfs idmapped at %s", c.id, stamp.Owner, stamp.UsernsPath, stamp.Size-1, stamp.HostID, uint64(stamp.HostID)+uint64(stamp.Size)-1, stamp.Staged)
 	}
 
+	if libuserns.HasUserns(doc.Spec) { // ours, or a joined pod's
+		fds, err := guardStdio()
+		if err != nil {
+			c.rollback()
+			return c.fail(fmt.Errorf("container %s: %w", c.id, err))
+		}
+		if len(fds) > 0 {
+			c.log.Debugf("container %s: stdio fds %v were host device nodes: the runtime gets private nodes of the same devices", c.id, fds)
+		}
+	}
 	status := c.runIn(c.netjoin)
 	// runc holds its own copy of the staging mount once the container
 	// exists: drop ours now, so nothing of the container stays mounted on
@@ -349,6 +368,9 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 		return nil, nil, err
 	}
 	c.pool = p
+	if err := c.markInflight(p); err != nil {
+		return nil, nil, err
+	}
 	var alloc pool.Allocation
 	if c.req.Pod.Sandbox {
 		alloc, err = p.Allocate(owner, c.root, c.id)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
 	"github.com/runc-userns/runc-userns/pool"
@@ -56,7 +58,7 @@ func (a *app) delete() int {
 	if stamp != nil {
 		stateDir, owner = stamp.StateDir, stamp.Owner
 	}
-	if err := release(stateDir, root, id, owner); err != nil {
+	if err := release(stateDir, root, id, owner, a.log); err != nil {
 		err = fmt.Errorf("container %s: deleted, but releasing what it held failed: %w (run `runc-userns pool ls` and `runc-userns pool release OWNER`)", id, err)
 		if status == 0 {
 			return a.fail(err)
@@ -72,12 +74,15 @@ func (a *app) delete() int {
 // release detaches a container's staging mount and takes it out of its
 // pod's range; the pod's last container returns the range and unpins the
 // pod's user namespace. Idempotent: containerd calls delete more than once.
-func release(stateDir, root, id, owner string) error {
+func release(stateDir, root, id, owner string, log logrus.FieldLogger) error {
 	lay := layout(stateDir)
 	if err := releasePIDJoin(lay.containerDir(root, id)); err != nil {
 		return err
 	}
 	if err := removeStaged(lay, root, id); err != nil {
+		return err
+	}
+	if err := removeInflight(lay, root, id); err != nil {
 		return err
 	}
 	if _, err := os.Stat(filepath.Join(stateDir, pool.StateFile)); errors.Is(err, os.ErrNotExist) {
@@ -87,6 +92,7 @@ func release(stateDir, root, id, owner string) error {
 	if err != nil {
 		return err
 	}
+	p.SetHooks(poolHooks(stateDir, log))
 	if owner == "" {
 		// Killed before runc had the container: find it by membership.
 		if owner, err = p.OwnerOf(root, id); err != nil || owner == "" {

@@ -23,6 +23,10 @@ installed python3-yaml || need+=(python3-yaml)
 # --network none need nothing else: no fuse-overlayfs, netavark, CNI
 # plugins or catatonit (recommends, not installed).
 have podman || need+=(podman)
+# hostdev.bats: crun 1.8.1 chowns a user-namespaced container's stdio; the
+# wrapper's guard is tested with it. podman.bats names its runtime
+# explicitly, so podman preferring crun when installed changes nothing there.
+installed crun || need+=(crun)
 if [ "${#need[@]}" -gt 0 ]; then
 	if [ "$(id -u)" != 0 ]; then
 		echo "install-deps: need root to install: ${need[*]}" >&2
@@ -31,9 +35,5 @@ if [ "${#need[@]}" -gt 0 ]; then
 	echo "install-deps: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
-	# podman depends on "crun | runc": keep apt from choosing crun (whose
-	# 1.8.1 chowns the host's /dev/null for user-namespaced containers).
-	avoid=()
-	installed crun || avoid+=(crun-)
-	apt-get install -y -qq --no-install-recommends "${need[@]}" "${avoid[@]}" >/dev/null
+	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi

@@ -22,6 +22,19 @@ func clone(src string, usernsFd int, recursive bool) (int, error) {
 	if err != nil {
 		return -1, fmt.Errorf("clone mount of %s: %w", src, os.NewSyscallError("open_tree", err))
 	}
+	// Only directories and regular files are idmapped. Through an
+	// idmapped mount of a host device node, FIFO or socket (owned by host
+	// root, so by the pod's root in the mapped view) the pod could chown
+	// or chmod the host's node: /dev/null made the pod's.
+	var st unix.Stat_t
+	if err := unix.Fstat(tree, &st); err != nil {
+		unix.Close(tree)
+		return -1, fmt.Errorf("stat clone of %s: %w", src, os.NewSyscallError("fstat", err))
+	}
+	if t := st.Mode & unix.S_IFMT; t != unix.S_IFDIR && t != unix.S_IFREG {
+		unix.Close(tree)
+		return -1, fmt.Errorf("%s is a %s, not a directory or regular file: idmapping it would let the pod's root own the host's node: %w", src, nodeType(t), ErrUnsupported)
+	}
 	attr := unix.MountAttr{
 		Attr_set:    unix.MOUNT_ATTR_IDMAP,
 		Userns_fd:   uint64(usernsFd),
@@ -142,4 +155,20 @@ var fsNames = map[int64]string{
 	unix.SQUASHFS_MAGIC:        "squashfs",
 	unix.FUSE_SUPER_MAGIC:      "fuse",
 	unix.RAMFS_MAGIC:           "ramfs",
+}
+
+func nodeType(t uint32) string {
+	switch t {
+	case unix.S_IFCHR:
+		return "character device"
+	case unix.S_IFBLK:
+		return "block device"
+	case unix.S_IFIFO:
+		return "FIFO"
+	case unix.S_IFSOCK:
+		return "socket"
+	case unix.S_IFLNK:
+		return "symlink"
+	}
+	return fmt.Sprintf("file of type %#o", t)
 }

@@ -26,6 +26,14 @@ const contentionEnv = "RUNC_USERNS_POOL_CONTENTION_CHILD"
 // before using it and removing the marker before freeing it; a second
 // holder of the same slot would find the marker. At the end the pool must
 // be empty and every cycle accounted for: no lost update.
+//
+// The processes also reclaim (Hooks): a member is alive while its claim
+// file exists, written by the Claim hook under the pool's lock and removed
+// after the member leaves, as runc's state outlives a create. Every fifth
+// cycle "crashes": its pod is gone without a Leave, and only a reclaim (a
+// child's Reclaim every third cycle, or an Allocate finding the pool full)
+// frees it. A reclaim of a live range would hand its slot to another child
+// while the marker exists, or make the app's Leave free the range.
 func TestContention(t *testing.T) {
 	if spec := os.Getenv(contentionEnv); spec != "" {
 		contentionChild(t, spec)
@@ -36,8 +44,10 @@ func TestContention(t *testing.T) {
 	}
 	const children, cycles, slots = 8, 40, 3 // fewer slots than children: exhaustion happens
 	dir := t.TempDir()
-	if err := os.Mkdir(filepath.Join(dir, "markers"), 0o700); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{"markers", "claims"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var wg sync.WaitGroup
 	outs := make([][]byte, children)
@@ -58,6 +68,9 @@ func TestContention(t *testing.T) {
 	}
 
 	p := contentionPool(t, dir, slots)
+	if _, err := p.Reclaim(); err != nil { // the last crashed pods
+		t.Fatal(err)
+	}
 	if all, err := p.List(); err != nil || len(all) != 0 {
 		t.Errorf("pool not empty at the end: %+v, %v", all, err)
 	}
@@ -89,7 +102,25 @@ func contentionPool(t *testing.T, dir string, slots uint32) *Pool {
 	if err != nil {
 		t.Fatal(err)
 	}
+	claims := filepath.Join(dir, "claims")
+	p.SetHooks(Hooks{
+		Claim: func(a Allocation, member string) error {
+			return os.WriteFile(filepath.Join(claims, member), []byte(a.Owner), 0o600)
+		},
+		Alive: func(_, member string) bool {
+			_, err := os.Stat(filepath.Join(claims, member))
+			return !errors.Is(err, os.ErrNotExist)
+		},
+	})
 	return p
+}
+
+// unclaim removes member's claim: the container is gone.
+func unclaim(t *testing.T, dir, member string) {
+	t.Helper()
+	if err := os.Remove(filepath.Join(dir, "claims", member)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func contentionChild(t *testing.T, spec string) {
@@ -126,22 +157,39 @@ func contentionChild(t *testing.T, spec string) {
 		}
 		mf.WriteString(owner)
 		mf.Close()
+		if done%5 == 4 {
+			// The pod crashes: no Leave; a reclaim must free the range.
+			if err := os.Remove(marker); err != nil {
+				t.Fatal(err)
+			}
+			unclaim(t, dir, owner)
+			done++
+			continue
+		}
+		if done%3 == 0 {
+			if _, err := p.Reclaim(); err != nil {
+				t.Fatalf("%s: Reclaim: %v", owner, err)
+			}
+		}
 		// Our record must still be there, as we wrote it: no lost update.
 		if got, ok, err := p.Get(owner); err != nil || !ok || got.HostID != a.HostID {
 			t.Fatalf("%s: Get = %+v, %v, %v; want host ID %d", owner, got, ok, err, a.HostID)
 		}
-		if _, err := p.Join(owner, "app"); err != nil {
+		app := owner + "-app"
+		if _, err := p.Join(owner, app); err != nil {
 			t.Fatalf("%s: Join: %v", owner, err)
 		}
-		if freed, err := p.Leave(owner, "app"); err != nil || freed {
-			t.Fatalf("%s: Leave app = %v, %v; want not freed", owner, freed, err)
+		if freed, err := p.Leave(owner, app); err != nil || freed {
+			t.Fatalf("%s: Leave app = %v, %v; want not freed (was the live range reclaimed?)", owner, freed, err)
 		}
+		unclaim(t, dir, app)
 		if err := os.Remove(marker); err != nil {
 			t.Fatal(err)
 		}
 		if freed, err := p.Leave(owner, owner); err != nil || !freed {
 			t.Fatalf("%s: last Leave = %v, %v; want freed", owner, freed, err)
 		}
+		unclaim(t, dir, owner)
 		done++
 	}
 	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("result-%d", idx)), fmt.Appendf(nil, "%d %d\n", done, exhausted), 0o600); err != nil {

@@ -34,9 +34,39 @@
 //     after the rename has made the change even if it never returned: an
 //     allocation nobody uses then stays until its owner is released (by the
 //     next delete of its containers, or `runc-userns pool release OWNER`),
-//     which wastes a slot but never lets two owners share one. The lock
-//     dies with the process (the kernel drops a flock with the last fd of
-//     its open file description), so a crash never leaves the pool locked.
+//     which wastes a slot but never lets two owners share one, or until
+//     it is reclaimed (below). The lock dies with the process (the kernel
+//     drops a flock with the last fd of its open file description), so a
+//     crash never leaves the pool locked.
+//
+// # Reclaiming and rebuilding
+//
+// The pool cannot see containers (it imports nothing else of runc-userns);
+// its caller passes Hooks. With Hooks.Alive set, Reclaim (`runc-userns
+// pool gc`) takes back every allocation none of whose members is alive,
+// and Allocate does the same before it reports ErrExhausted. With
+// Hooks.Scan set, a state file that is garbage, truncated, or missing
+// while RootsFile shows the pool was in use, is rebuilt from the records
+// the containers carry themselves (the signed stamp on each spec, read
+// through runc's state under every root in RootsFile and the caller's) and
+// the claims of creates in flight; Hooks.Rebuilt is told, and logs it.
+//
+// The race to close is a create that has taken a range and not yet handed
+// its container to runc: runc has no state for it, so it looks dead. The
+// wrapper closes it with an in-flight marker per container, flock(2)ed
+// (shared) before the create calls Allocate or Join, and kept locked until
+// runc has the container: runc and runc's init inherit the descriptor, so
+// it stays locked while runc create runs even if the wrapper is killed,
+// until the container's process is exec'd, by which time runc's
+// state.json exists. Alive answers true while the marker is locked, and
+// only then looks at runc's state (state.json present and its init the
+// same process: pid and start time), so a create that finishes between
+// the two looks is seen by the second. Hooks.Claim writes the claim into
+// the marker under the pool's lock before the state file records it,
+// which is what lets a rebuild (which runs under the same lock) see every
+// allocation whose container runc does not have yet. Every hook runs
+// under the pool's exclusive lock, so no Allocate, Join or Leave runs
+// between a hook's look at the world and the pool's change.
 //
 // # Validation
 //
@@ -65,6 +95,7 @@
 //	pool.lock   empty; flock(2)ed for the length of each call
 //	pool.json   the allocations, mode 0600
 //	pool.json.tmp  only during a write (or after a crash during one)
+//	pool.roots  every runc root allocated under, one a line (for a rebuild)
 //
 // pool.json, allocations sorted by host ID:
 //
@@ -83,7 +114,8 @@
 //	  ]
 //	}
 //
-// A missing pool.json is an empty pool. Members are container IDs using
+// A missing pool.json is an empty pool (unless pool.roots exists and a
+// Scan hook is set: then it was lost and is rebuilt). Members are container IDs using
 // the range; when the last one leaves, the record goes.
 //
 // # Requirements

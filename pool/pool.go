@@ -22,6 +22,7 @@ type Pool struct {
 	dir    string
 	layout layout // zero for a pool from OpenExisting: it cannot allocate
 	now    func() time.Time
+	hooks  Hooks
 }
 
 // New checks cfg (Validate) and returns its pool. It does no I/O: the state
@@ -71,7 +72,7 @@ func (p *Pool) Allocate(owner, root, member string) (Allocation, error) {
 	}
 	root = filepath.Clean(root)
 	var out Allocation
-	err := p.update(true, func(st *state) (bool, error) {
+	err := p.update(root, func(st *state) (bool, error) {
 		used, err := rebuild(p.layout, st.Allocations)
 		if err != nil {
 			return false, err
@@ -81,17 +82,39 @@ func (p *Pool) Allocate(owner, root, member string) (Allocation, error) {
 			if a.Root != root {
 				return false, errorf(ErrOwnerConflict, "owner %s holds host IDs %s under runc root %s, not %s: delete its containers under %s first, or run `runc-userns pool release %s` if they are gone", owner, a.Range(), a.Root, root, a.Root, owner)
 			}
+			if err := p.claim(a, member); err != nil {
+				return false, err
+			}
 			changed := addMember(a, member)
 			out = a.clone()
 			return changed, nil
 		}
 		slot, ok := used.firstFree()
 		if !ok {
+			// Full: take back the ranges of pods that are gone.
+			dead, err := p.reclaim(st)
+			if err != nil {
+				return false, err
+			}
+			if len(dead) > 0 {
+				if used, err = rebuild(p.layout, st.Allocations); err != nil {
+					return false, err
+				}
+				slot, ok = used.firstFree()
+			}
+		}
+		if !ok {
 			n := used.count()
-			return false, fmt.Errorf("%w: %d of %d ranges in use (see runc-userns pool ls)", ErrExhausted, n, p.layout.total)
+			return false, fmt.Errorf("%w: %d of %d ranges in use (see runc-userns pool ls); `runc-userns pool gc` frees those of pods that are gone", ErrExhausted, n, p.layout.total)
+		}
+		if err := p.noteRoot(root); err != nil {
+			return false, err
 		}
 		r := p.layout.rangeOf(slot)
 		a := Allocation{Owner: owner, HostID: r.HostID, Size: r.Size, Root: root, Allocated: p.now().UTC().Truncate(time.Second)}
+		if err := p.claim(&a, member); err != nil {
+			return false, err
+		}
 		addMember(&a, member)
 		st.SlotSize = p.layout.slot
 		st.Allocations = append(st.Allocations, a)
@@ -105,10 +128,13 @@ func (p *Pool) Allocate(owner, root, member string) (Allocation, error) {
 // joining its pod's sandbox). An owner with no range is ErrUnknownOwner.
 func (p *Pool) Join(owner, member string) (Allocation, error) {
 	var out Allocation
-	err := p.update(false, func(st *state) (bool, error) {
+	err := p.update("", func(st *state) (bool, error) {
 		i := st.find(owner)
 		if i < 0 {
 			return false, errorf(ErrUnknownOwner, "owner %s holds no range (was its sandbox created?)", owner)
+		}
+		if err := p.claim(&st.Allocations[i], member); err != nil {
+			return false, err
 		}
 		changed := addMember(&st.Allocations[i], member)
 		out = st.Allocations[i].clone()
@@ -121,7 +147,7 @@ func (p *Pool) Join(owner, member string) (Allocation, error) {
 // is left. An unknown owner or member is success: freed is true when owner
 // holds no range afterwards.
 func (p *Pool) Leave(owner, member string) (freed bool, err error) {
-	err = p.update(false, func(st *state) (bool, error) {
+	err = p.update("", func(st *state) (bool, error) {
 		i := st.find(owner)
 		if i < 0 {
 			freed = true
@@ -145,7 +171,7 @@ func (p *Pool) Leave(owner, member string) (freed bool, err error) {
 // Release frees owner's range whatever its members. An unknown owner is
 // success.
 func (p *Pool) Release(owner string) error {
-	return p.update(false, func(st *state) (bool, error) {
+	return p.update("", func(st *state) (bool, error) {
 		i := st.find(owner)
 		if i < 0 {
 			return false, nil

@@ -10,11 +10,14 @@ import (
 )
 
 // update runs fn on the state under an exclusive lock and writes the state
-// back when fn reports a change. create makes the state directory if it is
-// missing (only Allocate adds records to an empty pool); otherwise a
-// missing directory is an empty pool that nothing can change.
-func (p *Pool) update(create bool, fn func(st *state) (changed bool, err error)) error {
-	if create {
+// back when fn reports a change. A non-empty root (Allocate's) makes the
+// state directory if it is missing (only Allocate adds records to an empty
+// pool) and is scanned too should the state need rebuilding; otherwise a
+// missing directory is an empty pool that nothing can change. A state file
+// that is unreadable, or missing while the roots file says the pool was in
+// use, is rebuilt from Hooks.Scan when set.
+func (p *Pool) update(root string, fn func(st *state) (changed bool, err error)) error {
+	if root != "" {
 		if err := os.MkdirAll(p.dir, 0o711); err != nil {
 			return fmt.Errorf("user namespace pool: %w", err)
 		}
@@ -25,11 +28,18 @@ func (p *Pool) update(create bool, fn func(st *state) (changed bool, err error))
 	}
 	defer unlock()
 	st, err := p.read()
+	rebuilt := false
+	if cause := p.needsRebuild(st, err); cause != nil {
+		if st, err = p.rebuildState(cause, root); err != nil {
+			return err
+		}
+		rebuilt = true
+	}
 	if err != nil {
 		return err
 	}
 	changed, err := fn(st)
-	if err != nil || !changed {
+	if err != nil || !(changed || rebuilt) {
 		return err
 	}
 	data, err := encodeState(st)
@@ -90,19 +100,40 @@ func (p *Pool) lock(how int) (unlock func(), err error) {
 	return func() { unix.Close(fd) }, nil
 }
 
+// errStateMissing is read's answer for a missing state file of a pool
+// whose roots file shows it was used: the state was lost, not never made.
+var errStateMissing = errors.New("state file missing")
+
+// needsRebuild says why the state must be rebuilt (read's error, when
+// it is a lost or corrupt file and a Scan hook is set), or nil.
+func (p *Pool) needsRebuild(st *state, err error) error {
+	if p.hooks.Scan == nil {
+		return nil
+	}
+	if errors.Is(err, ErrCorruptState) {
+		return err
+	}
+	if err == nil && st.missing {
+		if _, rerr := os.Stat(filepath.Join(p.dir, RootsFile)); rerr == nil {
+			return fmt.Errorf("%s: %w though %s lists runc roots", filepath.Join(p.dir, StateFile), errStateMissing, RootsFile)
+		}
+	}
+	return nil
+}
+
 // read loads the state file; a missing file is an empty pool.
 func (p *Pool) read() (*state, error) {
 	path := filepath.Join(p.dir, StateFile)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return &state{Version: stateVersion, SlotSize: p.layout.slot}, nil
+		return &state{Version: stateVersion, SlotSize: p.layout.slot, missing: true}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("user namespace pool: %w", err)
 	}
 	st, err := parseState(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w (fix or remove the record by hand: the pool allocates nothing until then)", path, err)
+		return nil, fmt.Errorf("%s: %w (the next create or `runc-userns pool gc` rebuilds it from the live containers)", path, err)
 	}
 	return st, nil
 }

@@ -91,7 +91,7 @@ func TestAllocate(t *testing.T) {
 		if !errors.Is(err, ErrExhausted) {
 			t.Fatalf("err = %v, want ErrExhausted", err)
 		}
-		if want := "user namespace pool exhausted: 2 of 2 ranges in use (see runc-userns pool ls)"; err.Error() != want {
+		if want := "user namespace pool exhausted: 2 of 2 ranges in use (see runc-userns pool ls); `runc-userns pool gc` frees those of pods that are gone"; err.Error() != want {
 			t.Errorf("err = %q\nwant %q", err, want)
 		}
 		// A known owner still gets its range in a full pool.

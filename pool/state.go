@@ -44,6 +44,8 @@ type state struct {
 	Version     int          `json:"version"`
 	SlotSize    uint32       `json:"slotSize"`
 	Allocations []Allocation `json:"allocations"`
+
+	missing bool // read found no state file
 }
 
 // parseState decodes a state file and checks the invariants that need no

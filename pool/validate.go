@@ -30,6 +30,9 @@ func (r Range) contains(id uint32) bool {
 	return r.Size > 0 && id >= r.HostID && uint64(id) < r.end()
 }
 
+// Overlaps reports whether r and o share a host ID.
+func (r Range) Overlaps(o Range) bool { return r.overlaps(o) }
+
 func (r Range) overlaps(o Range) bool {
 	return r.Size > 0 && o.Size > 0 && uint64(r.HostID) < o.end() && uint64(o.HostID) < r.end()
 }

@@ -1,7 +1,10 @@
 // Package fault lets the fault-injection tests kill the wrapper at a named
 // step of create: with RUNC_USERNS_TEST_KILL_AT=<step> in its environment,
 // the wrapper SIGKILLs itself when it reaches that step, as an OOM kill or
-// a crashing shim would. Without the variable, Point costs one getenv.
+// a crashing shim would. With RUNC_USERNS_TEST_STOP_AT=<step> it SIGSTOPs
+// itself there instead, so that a test can act while the create is in
+// flight and then SIGCONT it. Without the variables, Point costs two
+// getenvs.
 package fault
 
 import (
@@ -9,8 +12,11 @@ import (
 	"syscall"
 )
 
-// EnvKillAt names the step to die at.
-const EnvKillAt = "RUNC_USERNS_TEST_KILL_AT"
+// EnvKillAt names the step to die at; EnvStopAt the step to stop at.
+const (
+	EnvKillAt = "RUNC_USERNS_TEST_KILL_AT"
+	EnvStopAt = "RUNC_USERNS_TEST_STOP_AT"
+)
 
 // The steps of create, in order.
 const (
@@ -22,10 +28,13 @@ const (
 	RuncStarted = "runc-started" // runc create is running
 )
 
-// Point dies here if the test asked for it.
+// Point dies or stops here if the test asked for it.
 func Point(step string) {
 	if os.Getenv(EnvKillAt) == step {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {} // the signal is on its way
+	}
+	if os.Getenv(EnvStopAt) == step {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 	}
 }

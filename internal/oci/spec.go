@@ -66,6 +66,9 @@ func ParseSpec(path string, raw []byte, mode os.FileMode) (*Document, error) {
 	if err := json.Unmarshal(raw, &spec); err != nil {
 		return nil, describeJSONError(path, raw, err)
 	}
+	if err := checkDuplicateAnnotations(path, raw); err != nil {
+		return nil, err
+	}
 	return &Document{Path: path, Spec: &spec, raw: raw, mode: mode}, nil
 }
 

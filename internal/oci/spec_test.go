@@ -800,3 +800,32 @@ func BenchmarkLoadUnmodified(b *testing.B) {
 		}
 	}
 }
+
+func TestDuplicateAnnotation(t *testing.T) {
+	tests := []struct {
+		name, raw, want string
+		dup             bool
+	}{
+		{"none", `{"ociVersion":"1.0.2"}`, "", false},
+		{"distinct", `{"annotations":{"a":"1","b":"2"}}`, "", false},
+		{"ours twice", `{"annotations":{"runc-userns.io/userns":"host","runc-userns.io/userns":"auto"}}`, "runc-userns.io/userns", true},
+		{"any key twice", `{"annotations":{"x":"1","y":"2","x":"3"}}`, "x", true},
+		{"nested objects are not annotations", `{"process":{"env":[]},"linux":{"sysctl":{"a":"1"}},"annotations":{"a":"1"}}`, "", false},
+		{"same key in two objects", `{"annotations":{"a":"1"},"linux":{"sysctl":{"a":"1"}}}`, "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			k, dup := duplicateAnnotation([]byte(tc.raw))
+			if k != tc.want || dup != tc.dup {
+				t.Errorf("duplicateAnnotation = %q, %v; want %q, %v", k, dup, tc.want, tc.dup)
+			}
+			_, err := ParseSpec("config.json", []byte(tc.raw), 0o644)
+			if tc.dup && (!errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), strconv.Quote(tc.want))) {
+				t.Errorf("ParseSpec err = %v, want ErrBadSpec naming %q", err, tc.want)
+			}
+			if !tc.dup && err != nil {
+				t.Errorf("ParseSpec err = %v", err)
+			}
+		})
+	}
+}

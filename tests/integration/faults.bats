@@ -11,7 +11,59 @@ setup() {
 }
 
 teardown() {
+	if [ -n "${STOPPED_PID:-}" ]; then
+		kill -CONT "$STOPPED_PID" 2>/dev/null || true
+		wait "$STOPPED_PID" 2>/dev/null || true
+	fi
 	teardown_env
+}
+
+# kill_at STEP ID BUNDLE: create ID, killed at STEP; wait for a runc create
+# it started to end.
+kill_at() {
+	local step=$1 id=$2 b=$3 status=0
+	# Output to a file, not a pipe: the container's init inherits it, and
+	# once the wrapper is dead nothing would close a pipe for `run`.
+	env RUNC_USERNS_TEST_KILL_AT="$step" "$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" "$id" \
+		</dev/null >"$TESTDIR/$id.out" 2>&1 || status=$?
+	[ "$status" = 137 ] || fail "create was not killed at $step: status $status, output $(cat "$TESTDIR/$id.out")"
+	# runc create may still be running when the wrapper died: let it end
+	# (containerd, too, deletes only after create returned).
+	for _ in $(seq 100); do pgrep -f -- "create --bundle $b $id\$" >/dev/null || break; sleep 0.1; done
+}
+
+# nothing_left STEP: no staging mount, pool entry, pod dir, pin or
+# in-flight marker is left.
+nothing_left() {
+	[ -z "$(staging_mounts)" ] || fail "staging mounts left after $1: $(staging_mounts)"
+	[ "$(pool_json | jq length)" = 0 ] || fail "pool not empty after $1: $(pool_json)"
+	[ -z "$(ls "$STATE_DIR/pods" 2>/dev/null)" ] || fail "pod dir left after $1: $(ls "$STATE_DIR/pods")"
+	[ -z "$(ls "$STATE_DIR/containers" 2>/dev/null)" ] || fail "container dir left after $1"
+	[ -z "$(ls "$STATE_DIR/inflight" 2>/dev/null)" ] || fail "in-flight marker left after $1: $(ls "$STATE_DIR/inflight")"
+	[ -z "$(awk -v d="$STATE_DIR/pods/" 'index($5, d) == 1' /proc/self/mountinfo)" ] || fail "pin left after $1"
+}
+
+# stop_at STEP ID BUNDLE: start create ID in the background, stopped
+# (SIGSTOP) at STEP; STOPPED_PID is the wrapper.
+stop_at() {
+	local step=$1 id=$2 b=$3 i
+	env RUNC_USERNS_TEST_STOP_AT="$step" "$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" "$id" \
+		</dev/null >"$TESTDIR/$id.out" 2>&1 &
+	STOPPED_PID=$!
+	for i in $(seq 100); do
+		[ "$(awk '{print $3}' "/proc/$STOPPED_PID/stat" 2>/dev/null)" = T ] && return 0
+		sleep 0.1
+	done
+	fail "create of $id did not stop at $step: $(cat "$TESTDIR/$id.out")"
+}
+
+# resume: let the stopped create go on; fails if it fails.
+resume() {
+	local pid=$STOPPED_PID status=0
+	kill -CONT "$pid"
+	wait "$pid" || status=$?
+	STOPPED_PID=
+	[ "$status" = 0 ] || fail "create failed after it was resumed: status $status: $(cat "$TESTDIR"/*.out)"
 }
 
 # killed_create STEP: create a pool pod, killed at STEP; then delete --force.
@@ -19,21 +71,9 @@ killed_create() {
 	local step=$1 b
 	b=$(setup_bundle "k-$step")
 	annotate "$b" runc-userns.io/userns auto
-	# Output to a file, not a pipe: the container's init inherits it, and
-	# once the wrapper is dead nothing would close a pipe for `run`.
-	local status=0
-	env RUNC_USERNS_TEST_KILL_AT="$step" "$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" "k-$step" \
-		</dev/null >"$TESTDIR/k-$step.out" 2>&1 || status=$?
-	[ "$status" = 137 ] || fail "create was not killed at $step: status $status, output $(cat "$TESTDIR/k-$step.out")"
-	# runc create may still be running when the wrapper died: let it end
-	# (containerd, too, deletes only after create returned).
-	for _ in $(seq 100); do pgrep -f -- "create --bundle $b k-$step\$" >/dev/null || break; sleep 0.1; done
+	kill_at "$step" "k-$step" "$b"
 	run wrapper delete --force "k-$step"
-	[ -z "$(staging_mounts)" ] || fail "staging mounts left after $step: $(staging_mounts)"
-	[ "$(pool_json | jq length)" = 0 ] || fail "pool not empty after $step: $(pool_json)"
-	[ ! -e "$STATE_DIR/pods/k-$step" ] || fail "pod dir left after $step"
-	[ -z "$(ls "$STATE_DIR/containers" 2>/dev/null)" ] || fail "container dir left after $step"
-	[ -z "$(awk -v d="$STATE_DIR/pods/" 'index($5, d) == 1' /proc/self/mountinfo)" ] || fail "pin left after $step"
+	nothing_left "$step"
 	# The next create of the same bundle works (under a new ID: this VM's
 	# PID 1 does not reap orphans, and runc refuses a cgroup that still
 	# holds the killed create's zombie init).
@@ -60,6 +100,145 @@ killed_create() {
 
 @test "killed while runc create runs" {
 	killed_create runc-started
+}
+
+# killed_then_gc STEP: as killed_create, but the operator's `pool gc`
+# cleans up instead of a delete (the shim died too and never calls it).
+killed_then_gc() {
+	local step=$1 b
+	b=$(setup_bundle "g-$step")
+	annotate "$b" runc-userns.io/userns auto
+	kill_at "$step" "g-$step" "$b"
+	run -0 "$WRAPPER" pool gc
+	echo "$output"
+	[[ "$output" == *"reclaimed g-$step $POOL_BASE-"* ]] || fail "gc did not reclaim g-$step: $output"
+	nothing_left "gc after $step"
+	# A later delete of the dead container is still fine (idempotent).
+	run -0 wrapper delete --force "g-$step"
+	start_container "$b" "g-$step-again"
+	[ "$(cexec "g-$step-again" cat /proc/self/uid_map | awk '{print $2}')" = "$POOL_BASE" ]
+	wrapper delete --force "g-$step-again"
+}
+
+@test "pool gc after a kill once the range was allocated" {
+	killed_then_gc allocated
+}
+
+@test "pool gc after a kill once the staging mounts were attached" {
+	killed_then_gc staged
+}
+
+@test "pool gc after a kill once config.json was written" {
+	killed_then_gc written
+}
+
+@test "pool gc keeps a running container's range" {
+	local b
+	b=$(setup_bundle live)
+	annotate "$b" runc-userns.io/userns auto
+	start_container "$b" live
+	run -0 "$WRAPPER" pool gc
+	[[ "$output" == *"0 ranges reclaimed"* ]] || fail "gc: $output"
+	[ "$(pool_json | jq -r '.[0].owner')" = live ] || fail "pool after gc: $(pool_json)"
+	wrapper delete --force live
+	nothing_left "delete"
+}
+
+@test "pool gc reclaims a pod whose init died without a delete" {
+	local b pid
+	b=$(setup_bundle dead)
+	annotate "$b" runc-userns.io/userns auto
+	start_container "$b" dead
+	pid=$(plain_runc state dead | jq .pid)
+	kill -9 "$pid"
+	wait_status dead stopped
+	run -0 "$WRAPPER" pool gc
+	[[ "$output" == *"reclaimed dead $POOL_BASE-"* ]] || fail "gc: $output"
+	[ "$(pool_json | jq length)" = 0 ] || fail "pool after gc: $(pool_json)"
+	wrapper delete --force dead
+	nothing_left "delete"
+}
+
+@test "pool gc never reclaims a create in flight" {
+	local step b
+	for step in allocated staged written; do
+		b=$(setup_bundle "f-$step")
+		annotate "$b" runc-userns.io/userns auto
+		stop_at "$step" "f-$step" "$b"
+		run -0 "$WRAPPER" pool gc
+		[[ "$output" == *"0 ranges reclaimed"* ]] || fail "gc reclaimed an in-flight create at $step: $output"
+		[ "$(pool_json | jq -r '.[0].owner')" = "f-$step" ] || fail "pool: $(pool_json)"
+		resume
+		wrapper start "f-$step"
+		[ "$(cexec "f-$step" cat /proc/self/uid_map | awk '{print $2}')" = "$POOL_BASE" ]
+		wrapper delete --force "f-$step"
+		nothing_left "in-flight $step"
+	done
+}
+
+@test "a full pool reclaims the range of a killed create" {
+	POOL_SLOTS=1 write_config '{}'
+	local a b
+	a=$(setup_bundle a)
+	annotate "$a" runc-userns.io/userns auto
+	kill_at allocated a "$a"
+	[ "$(pool_json | jq -r '.[0].owner')" = a ] || fail "pool: $(pool_json)"
+	b=$(setup_bundle b)
+	annotate "$b" runc-userns.io/userns auto
+	wrapper --log "$TESTDIR/b.log" --log-format json create --bundle "$b" b </dev/null >/dev/null 2>"$TESTDIR/b.err" || fail "create b: $(cat "$TESTDIR/b.err")"
+	grep -q 'reclaimed host IDs' "$TESTDIR/b.log" || fail "no reclaim logged: $(cat "$TESTDIR/b.log")"
+	wrapper start b
+	[ "$(cexec b cat /proc/self/uid_map | awk '{print $2}')" = "$POOL_BASE" ]
+	[ "$(pool_json | jq -r '.[].owner')" = b ] || fail "pool: $(pool_json)"
+	wrapper delete --force b
+	wrapper delete --force a
+	nothing_left "delete"
+}
+
+@test "a full pool never reclaims a create in flight" {
+	POOL_SLOTS=1 write_config '{}'
+	local a b
+	a=$(setup_bundle a)
+	annotate "$a" runc-userns.io/userns auto
+	stop_at written a "$a"
+	b=$(setup_bundle b)
+	annotate "$b" runc-userns.io/userns auto
+	# Output to a file: should b be created, its init would hold a pipe.
+	local status=0
+	wrapper create --bundle "$b" b </dev/null >"$TESTDIR/b.out" 2>&1 || status=$?
+	[ "$status" != 0 ] || fail "create b took a's range while a's create was in flight"
+	grep -q "user namespace pool exhausted: 1 of 1 ranges in use" "$TESTDIR/b.out" || fail "create b: $(cat "$TESTDIR/b.out")"
+	resume
+	wrapper start a
+	wrapper delete --force a
+	nothing_left "delete"
+}
+
+@test "a garbage, truncated or missing pool state is rebuilt from the live containers" {
+	local how a b
+	a=$(setup_bundle a)
+	annotate "$a" runc-userns.io/userns auto
+	start_container "$a" a
+	for how in garbage truncated missing; do
+		case $how in
+		garbage) printf '\0\377{"version":' >"$STATE_DIR/pool.json" ;;
+		truncated) truncate -s 30 "$STATE_DIR/pool.json" ;;
+		missing) rm "$STATE_DIR/pool.json" ;;
+		esac
+		b=$(setup_bundle "b-$how")
+		annotate "$b" runc-userns.io/userns auto
+		wrapper --log "$TESTDIR/$how.log" --log-format json create --bundle "$b" "b-$how" </dev/null >/dev/null 2>"$TESTDIR/$how.err" ||
+			fail "create after a $how state: $(cat "$TESTDIR/$how.err")"
+		grep -q 'pool in .* rebuilt from the live containers' "$TESTDIR/$how.log" || fail "no rebuild logged ($how): $(cat "$TESTDIR/$how.log")"
+		# a keeps its range; b gets another one.
+		[ "$(pool_json | jq -r '.[] | select(.owner == "a") | .hostID')" = "$POOL_BASE" ] || fail "a lost its range ($how): $(pool_json)"
+		[ "$(pool_json | jq -r '.[] | select(.owner == "b-'"$how"'") | .hostID')" = "$((POOL_BASE + 65536))" ] || fail "b ($how): $(pool_json)"
+		wrapper start "b-$how"
+		wrapper delete --force "b-$how"
+		[ "$(pool_json | jq -r '.[].owner')" = a ] || fail "after deleting b ($how): $(pool_json)"
+	done
+	wrapper delete --force a
+	nothing_left "delete"
 }
 
 @test "killed after a container:<ID> target's namespaces were pinned" {

@@ -151,7 +151,7 @@ teardown_env() {
 	fi
 	if [ -d "$STATE_DIR" ]; then
 		local left
-		left=$(cd "$STATE_DIR" && find pods containers -mindepth 1 2>/dev/null | head -5)
+		left=$(cd "$STATE_DIR" && find pods containers inflight -mindepth 1 2>/dev/null | head -5)
 		[ -z "$left" ] || leaks+="state dir entries left: $left; "
 	fi
 	rm -rf "$TESTDIR"

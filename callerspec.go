@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/runc-userns/runc-userns/internal/config"
+	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/pool"
+)
+
+// checkCallerMappings refuses a spec that brings its own uid/gid mappings
+// (its user namespace's, or an idmapped mount's) into the host IDs of the
+// user namespace pool. Those IDs belong to pods: a container mapped into
+// them would share host IDs with a pod, which the pool exists to prevent
+// (see SECURITY.md). Mappings elsewhere, host root included, are the
+// caller's (the CRI's, kubelet's, the operator's) business and pass
+// untouched. A node whose operator turned user namespaces off has no pool
+// to protect. Only specs that carry mappings pay for resolving the ranges.
+func (a *app) checkCallerMappings(s *specs.Spec) error {
+	if a.cfg.Userns.Mode == config.ModeOff {
+		return nil
+	}
+	type source struct {
+		where string
+		m     []specs.LinuxIDMapping
+	}
+	var all []source
+	if s.Linux != nil {
+		all = append(all, source{"linux.uidMappings", s.Linux.UIDMappings}, source{"linux.gidMappings", s.Linux.GIDMappings})
+	}
+	for i, m := range s.Mounts {
+		all = append(all, source{fmt.Sprintf("mounts[%d] (%s) uidMappings", i, m.Destination), m.UIDMappings},
+			source{fmt.Sprintf("mounts[%d] (%s) gidMappings", i, m.Destination), m.GIDMappings})
+	}
+	has := false
+	for _, src := range all {
+		has = has || len(src.m) > 0
+	}
+	if !has {
+		return nil
+	}
+	ranges, from, err := pool.ResolveRanges(a.cfg.Userns.Ranges, a.cfg.Userns.SubidUser, pool.DefaultSourceEnv())
+	if err != nil {
+		return fmt.Errorf("container %s: checking its uid/gid mappings against the user namespace pool: %w", a.inv.ID, err)
+	}
+	for _, src := range all {
+		for _, e := range src.m {
+			mapped := pool.Range{HostID: e.HostID, Size: e.Size}
+			for _, r := range ranges {
+				if mapped.Overlaps(r) {
+					return fmt.Errorf("container %s: %s maps container IDs %d-%d to host IDs %d-%d, inside the user namespace pool (%s, from %s): those host IDs belong to pods and are never shared; map host IDs outside the pool, or have the operator move the pool (userns.ranges in %s)",
+						a.inv.ID, src.where, e.ContainerID, uint64(e.ContainerID)+uint64(e.Size)-1, e.HostID, uint64(e.HostID)+uint64(e.Size)-1, r, from, configName(a.cfg))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkCallerUserns refuses a user namespace path that is not a user
+// namespace (runc would report only "no uid mappings found"). The path is
+// not opened unless it is a regular file: nsfs files are, and opening a
+// device or FIFO planted there could block or have side effects.
+func (a *app) checkCallerUserns(s *specs.Spec) error {
+	if s.Linux == nil {
+		return nil
+	}
+	for _, ns := range s.Linux.Namespaces {
+		if ns.Type != specs.UserNamespace || ns.Path == "" {
+			continue
+		}
+		if err := isUserns(ns.Path); err != nil {
+			return fmt.Errorf("container %s: linux.namespaces: user namespace path %s: %w; give the path of a user namespace (/proc/<pid>/ns/user or a bind mount of one), or none", a.inv.ID, ns.Path, err)
+		}
+	}
+	return nil
+}
+
+// asksForUs reports whether a create with an ID runc refuses concerns us:
+// its bundle carries an annotation of ours, or the operator gives every
+// pod a user namespace. Such a create fails with our message, which names
+// the ID; any other is runc's business and gets runc's own error.
+func (a *app) asksForUs() bool {
+	if a.cfg.Userns.Mode == config.ModeAlways {
+		return true
+	}
+	bundle, err := bundleDir(a.inv.Bundle)
+	if err != nil {
+		return false
+	}
+	doc, err := oci.Load(bundle)
+	if err != nil {
+		return false
+	}
+	for k := range doc.Spec.Annotations {
+		if strings.HasPrefix(k, oci.Prefix) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,278 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/runc-userns/runc-userns/pool"
+)
+
+// In-flight markers close the race between a create that has taken a
+// range and not yet handed the container to runc, and a reclaim (pool gc,
+// or an allocation finding the pool full) that would see no container and
+// take the range back. See pool/doc.go, "Reclaiming and rebuilding".
+//
+//	<stateDir>/inflight/<root hash>-<id>   flock(LOCK_SH)ed by the create of
+//	                                       container <id> of runc root <root>
+//	                                       from before it allocates until the
+//	                                       container is gone; holds the claim
+//	                                       (inflightRecord) once allocated
+//
+// The create holds the lock on a read-only descriptor without O_CLOEXEC,
+// so that runc and runc's init inherit it: the marker stays locked while
+// runc create runs even if the wrapper is killed, until runc init execs
+// the container process (runc marks every fd past --preserve-fds
+// close-on-exec there), by which time runc's state.json exists. A reclaim
+// counts a member alive while its marker is locked (LOCK_EX|LOCK_NB fails)
+// or runc has it with a live init, and checks the marker first: a create
+// that finishes between the two checks has written state.json by then.
+
+func (l layout) inflightDir() string { return filepath.Join(string(l), "inflight") }
+
+func (l layout) inflight(root, id string) string {
+	sum := sha256.Sum256([]byte(filepath.Clean(root)))
+	return filepath.Join(l.inflightDir(), hex.EncodeToString(sum[:6])+"-"+id)
+}
+
+// inflightRecord is a marker's content: the claim a rebuild of a lost pool
+// state needs for a container runc does not have yet.
+type inflightRecord struct {
+	Owner  string `json:"owner"`
+	HostID uint32 `json:"hostID"`
+	Size   uint32 `json:"size"`
+	Root   string `json:"root"`
+	Member string `json:"member"`
+}
+
+// acquireInflight locks container id's marker (shared: a second create of
+// the same ID must not block on the first's runc init) and leaves the
+// descriptor inheritable. The path is checked to still name the locked
+// file, because pool gc unlinks stale markers while holding their lock.
+func acquireInflight(lay layout, root, id string) (*os.File, error) {
+	if err := os.MkdirAll(lay.inflightDir(), 0o700); err != nil {
+		return nil, fmt.Errorf("in-flight marker: %w", err)
+	}
+	path := lay.inflight(root, id)
+	for range 100 {
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("in-flight marker: %w", &os.PathError{Op: "open", Path: path, Err: err})
+		}
+		f := os.NewFile(uintptr(fd), path)
+		if err := flockRetry(fd, unix.LOCK_SH); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("in-flight marker: %w", &os.PathError{Op: "flock", Path: path, Err: err})
+		}
+		held, err1 := f.Stat()
+		named, err2 := os.Lstat(path)
+		if err1 == nil && err2 == nil && os.SameFile(held, named) {
+			// Inheritable, and above every fd open now: the caller's
+			// fds, which --preserve-fds hands to the container, are
+			// all below it, so a gap among them can never make the
+			// marker one of them.
+			nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD, highestFD()+1)
+			f.Close() // the lock stays: it belongs to the open file description
+			if err != nil {
+				return nil, fmt.Errorf("in-flight marker %s: dup: %w", path, err)
+			}
+			return os.NewFile(uintptr(nfd), path), nil
+		}
+		f.Close() // unlinked by pool gc between open and flock: again
+	}
+	return nil, fmt.Errorf("in-flight marker %s keeps being replaced", path)
+}
+
+// writeInflight records the claim in the marker (under the pool's lock:
+// it is the pool's Claim hook).
+func writeInflight(path string, rec inflightRecord) error {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("in-flight marker: %w", err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("in-flight marker %s: %w", path, err)
+	}
+	return nil
+}
+
+// inflightBusy reports whether a create still holds the marker at path.
+// Any doubt (an error other than a missing marker) counts as busy: the
+// answer decides whether a range may be given to another pod.
+func inflightBusy(path string) bool {
+	f, ok := tryLockStale(path)
+	if f != nil {
+		f.Close()
+	}
+	return !ok
+}
+
+// tryLockStale opens and exclusively locks the marker at path without
+// waiting. ok is true when no create holds it (f is then the locked file,
+// or nil when there is no marker).
+func tryLockStale(path string) (f *os.File, ok bool) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil, true
+	}
+	if err != nil {
+		return nil, false
+	}
+	f = os.NewFile(uintptr(fd), path)
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, false
+	}
+	return f, true
+}
+
+func flockRetry(fd, how int) error {
+	for {
+		err := unix.Flock(fd, how)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
+// removeInflight removes container id's marker; a missing one is fine.
+func removeInflight(lay layout, root, id string) error {
+	if err := os.Remove(lay.inflight(root, id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove in-flight marker: %w", err)
+	}
+	return nil
+}
+
+// busyInflightClaims returns the claims of creates still in flight, for a
+// rebuild of the pool state.
+func busyInflightClaims(lay layout) ([]pool.Allocation, error) {
+	entries, err := os.ReadDir(lay.inflightDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []pool.Allocation
+	for _, e := range entries {
+		path := filepath.Join(lay.inflightDir(), e.Name())
+		if !inflightBusy(path) {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == 0 {
+			// Locked before its allocation: it allocates only under the
+			// pool's lock, which the rebuild holds, so it has no range yet.
+			continue
+		}
+		var rec inflightRecord
+		if err := json.Unmarshal(data, &rec); err != nil || rec.Owner == "" || rec.Size == 0 || !filepath.IsAbs(rec.Root) {
+			return nil, fmt.Errorf("in-flight marker %s of a running create is unreadable (%q): wait for the create to end, then retry", path, truncate(data, 80))
+		}
+		out = append(out, pool.Allocation{Owner: rec.Owner, HostID: rec.HostID, Size: rec.Size, Root: filepath.Clean(rec.Root), Members: []string{rec.Member}})
+	}
+	return out, nil
+}
+
+// sweepInflight removes the markers nobody holds whose container runc
+// does not have: left by creates killed before runc ran, or by containers
+// deleted with plain runc. Each is removed while locked, so a create that
+// opened it just before finds it replaced and opens a new one.
+func sweepInflight(lay layout) (int, error) {
+	entries, err := os.ReadDir(lay.inflightDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		path := filepath.Join(lay.inflightDir(), e.Name())
+		f, ok := tryLockStale(path)
+		if !ok || f == nil {
+			continue
+		}
+		var rec inflightRecord
+		data, err := os.ReadFile(path)
+		stale := err == nil && len(data) == 0
+		if err == nil && len(data) > 0 && json.Unmarshal(data, &rec) == nil && filepath.IsAbs(rec.Root) {
+			_, serr := os.Stat(filepath.Join(rec.Root, rec.Member, "state.json"))
+			stale = errors.Is(serr, os.ErrNotExist)
+		}
+		if stale && os.Remove(path) == nil {
+			n++
+		}
+		f.Close()
+	}
+	return n, nil
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
+}
+
+// processAlive reports whether pid is the process that started at start
+// (clock ticks since boot, /proc/<pid>/stat field 22, as runc records
+// init_process_start) and is not a zombie.
+func processAlive(pid int, start uint64) bool {
+	if pid <= 0 {
+		return false
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	if err != nil {
+		return true // in doubt: alive
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return true
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return true
+	}
+	if f[0] == "Z" || f[0] == "X" {
+		return false
+	}
+	got, err := strconv.ParseUint(f[19], 10, 64)
+	return err != nil || got == start
+}
+
+// highestFD is the highest file descriptor open in the wrapper (2 if
+// /proc cannot tell).
+func highestFD() int {
+	max := 2
+	list, _ := os.ReadDir("/proc/self/fd")
+	for _, e := range list {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n > max {
+			max = n
+		}
+	}
+	return max
+}

@@ -1,0 +1,212 @@
+package pool
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// fakeWorld is the containers a pool's hooks see: a set of live
+// root/member pairs, and the records a rebuild scans.
+type fakeWorld struct {
+	alive     map[string]bool
+	scan      []Allocation
+	claims    []string
+	reclaimed []string
+	rebuilt   []error
+}
+
+func (w *fakeWorld) hooks() Hooks {
+	return Hooks{
+		Alive: func(root, member string) bool { return w.alive[root+"/"+member] },
+		Claim: func(a Allocation, member string) error {
+			w.claims = append(w.claims, a.Owner+"/"+member)
+			return nil
+		},
+		Scan:    func([]string) ([]Allocation, error) { return w.scan, nil },
+		Rebuilt: func(cause error, _ []Allocation) { w.rebuilt = append(w.rebuilt, cause) },
+		Reclaimed: func(a Allocation) error {
+			w.reclaimed = append(w.reclaimed, a.Owner)
+			return nil
+		},
+	}
+}
+
+func owners(allocs []Allocation) []string {
+	var out []string
+	for _, a := range allocs {
+		out = append(out, a.Owner)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestReclaim(t *testing.T) {
+	tests := []struct {
+		name  string
+		alive []string // root/member pairs still alive
+		want  []string // owners reclaimed
+	}{
+		{"all alive", []string{"/r/a", "/r/b", "/r/b-app"}, nil},
+		{"sandbox gone, app alive", []string{"/r/a", "/r/b-app"}, nil},
+		{"whole pod gone", []string{"/r/a"}, []string{"b"}},
+		{"everything gone", nil, []string{"a", "b"}},
+		{"alive under another root is not alive", []string{"/other/a", "/r/b"}, []string{"a"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testPool(t, 4)
+			w := &fakeWorld{alive: map[string]bool{}}
+			mustAllocate(t, p, "a", "/r", "a")
+			mustAllocate(t, p, "b", "/r", "b")
+			mustAllocate(t, p, "b", "/r", "b-app")
+			for _, k := range tc.alive {
+				w.alive[k] = true
+			}
+			p.SetHooks(w.hooks())
+			got, err := p.Reclaim()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(owners(got), tc.want) || !reflect.DeepEqual(w.reclaimed, tc.want) {
+				t.Errorf("reclaimed %v (hook saw %v), want %v", owners(got), w.reclaimed, tc.want)
+			}
+			left, _ := p.List()
+			for _, a := range left {
+				if slices.Contains(tc.want, a.Owner) {
+					t.Errorf("%s still listed after it was reclaimed", a.Owner)
+				}
+			}
+		})
+	}
+	t.Run("without a liveness check", func(t *testing.T) {
+		if _, err := testPool(t, 1).Reclaim(); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("err = %v, want ErrInvalidConfig", err)
+		}
+	})
+}
+
+func TestAllocateReclaimsWhenFull(t *testing.T) {
+	p := testPool(t, 2)
+	w := &fakeWorld{alive: map[string]bool{"/r/a": true}}
+	mustAllocate(t, p, "a", "/r", "a")
+	mustAllocate(t, p, "b", "/r", "b")
+	// Without hooks a full pool is full.
+	if _, err := p.Allocate("c", "/r", "c"); !errors.Is(err, ErrExhausted) {
+		t.Fatalf("err = %v, want ErrExhausted", err)
+	}
+	p.SetHooks(w.hooks())
+	c := mustAllocate(t, p, "c", "/r", "c")
+	if c.HostID != base+65536 {
+		t.Errorf("c got %d, want b's freed %d", c.HostID, base+65536)
+	}
+	if !reflect.DeepEqual(w.reclaimed, []string{"b"}) {
+		t.Errorf("reclaimed %v, want [b]", w.reclaimed)
+	}
+	// a is alive and c's claim is the caller's: nothing more to take.
+	w.alive["/r/c"] = true
+	if _, err := p.Allocate("d", "/r", "d"); !errors.Is(err, ErrExhausted) {
+		t.Errorf("err = %v, want ErrExhausted", err)
+	}
+	if want := []string{"c/c"}; !reflect.DeepEqual(w.claims, want) {
+		t.Errorf("claims %v, want %v (made before the record, for every member)", w.claims, want)
+	}
+}
+
+func TestClaimFailureRecordsNothing(t *testing.T) {
+	p := testPool(t, 2)
+	p.SetHooks(Hooks{Claim: func(Allocation, string) error { return errors.New("disk full") }})
+	if _, err := p.Allocate("a", "/r", "a"); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("err = %v, want the claim's", err)
+	}
+	if all, _ := p.List(); len(all) != 0 {
+		t.Errorf("pool holds %+v after a failed claim", all)
+	}
+}
+
+func TestRebuildFromScan(t *testing.T) {
+	live := []Allocation{
+		{Owner: "a", HostID: base, Size: 65536, Root: "/r", Members: []string{"a"}},
+		{Owner: "a", HostID: base, Size: 65536, Root: "/r", Members: []string{"a-app"}},
+		{Owner: "b", HostID: base + 2*65536, Size: 65536, Root: "/r", Members: []string{"b"}},
+	}
+	damage := map[string]func(t *testing.T, dir string){
+		"garbage":   func(t *testing.T, dir string) { write(t, filepath.Join(dir, StateFile), "\x00\xffnot json") },
+		"truncated": func(t *testing.T, dir string) { truncateFile(t, filepath.Join(dir, StateFile), 20) },
+		"empty":     func(t *testing.T, dir string) { write(t, filepath.Join(dir, StateFile), "") },
+		"missing":   func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, StateFile)) },
+	}
+	for name, fn := range damage {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "state")
+			p := testPoolIn(t, dir, 4)
+			mustAllocate(t, p, "x", "/r", "x")
+			fn(t, dir)
+			w := &fakeWorld{scan: live}
+			p.SetHooks(w.hooks())
+			c := mustAllocate(t, p, "c", "/r", "c")
+			if c.HostID != base+65536 {
+				t.Errorf("c got %d, want %d (the first slot no live container holds)", c.HostID, base+65536)
+			}
+			if len(w.rebuilt) != 1 {
+				t.Fatalf("Rebuilt called %d times, want 1", len(w.rebuilt))
+			}
+			all, err := p.List()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := owners(all); !reflect.DeepEqual(got, []string{"a", "b", "c"}) {
+				t.Errorf("after rebuild: %v, want [a b c]", got)
+			}
+			if all[0].Owner != "a" || !reflect.DeepEqual(all[0].Members, []string{"a", "a-app"}) {
+				t.Errorf("a's members %v, want merged [a a-app]", all[0].Members)
+			}
+		})
+	}
+	t.Run("conflicting records are refused", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "state")
+		p := testPoolIn(t, dir, 4)
+		mustAllocate(t, p, "x", "/r", "x")
+		write(t, filepath.Join(dir, StateFile), "{")
+		bad := append(slices.Clone(live), Allocation{Owner: "z", HostID: base, Size: 65536, Root: "/r", Members: []string{"z"}})
+		p.SetHooks((&fakeWorld{scan: bad}).hooks())
+		if _, err := p.Allocate("c", "/r", "c"); !errors.Is(err, ErrCorruptState) || !strings.Contains(err.Error(), "share host IDs") {
+			t.Errorf("err = %v, want ErrCorruptState naming the overlap", err)
+		}
+	})
+	t.Run("fresh pool is not rebuilt", func(t *testing.T) {
+		p := testPool(t, 4)
+		w := &fakeWorld{scan: live}
+		p.SetHooks(w.hooks())
+		if a := mustAllocate(t, p, "c", "/r", "c"); a.HostID != base || len(w.rebuilt) != 0 {
+			t.Errorf("got %d with %d rebuilds, want %d and none", a.HostID, len(w.rebuilt), base)
+		}
+	})
+	t.Run("without a scan the damage is reported", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "state")
+		p := testPoolIn(t, dir, 4)
+		mustAllocate(t, p, "x", "/r", "x")
+		write(t, filepath.Join(dir, StateFile), "{")
+		if _, err := p.Allocate("c", "/r", "c"); !errors.Is(err, ErrCorruptState) {
+			t.Errorf("err = %v, want ErrCorruptState", err)
+		}
+	})
+}
+
+func write(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func truncateFile(t *testing.T, path string, n int64) {
+	t.Helper()
+	if err := os.Truncate(path, n); err != nil {
+		t.Fatal(err)
+	}
+}

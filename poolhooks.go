@@ -1,0 +1,144 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/internal/runc"
+	"github.com/runc-userns/runc-userns/pool"
+)
+
+// poolHooks tells the pool in stateDir how to see the containers that use
+// it (package pool imports nothing of ours): which members are alive, how
+// to rebuild a lost state from their stamps, and what to release besides
+// the range when it reclaims one.
+func poolHooks(stateDir string, log logrus.FieldLogger) pool.Hooks {
+	lay := layout(stateDir)
+	return pool.Hooks{
+		Alive: func(root, id string) bool { return memberAlive(lay, root, id) },
+		Scan:  func(roots []string) ([]pool.Allocation, error) { return scanContainers(stateDir, roots) },
+		Rebuilt: func(cause error, allocs []pool.Allocation) {
+			log.Warnf("user namespace pool in %s rebuilt from the live containers' stamps and in-flight creates (%d ranges: %s): %v", stateDir, len(allocs), describeAllocs(allocs), cause)
+		},
+		Reclaimed: func(a pool.Allocation) error {
+			log.Warnf("user namespace pool: reclaimed host IDs %d-%d of pod %s (runc root %s): none of its containers %v exists any more", a.HostID, uint64(a.HostID)+uint64(a.Size)-1, a.Owner, a.Root, a.Members)
+			for _, m := range a.Members {
+				if err := releasePIDJoin(lay.containerDir(a.Root, m)); err != nil {
+					return err
+				}
+				if err := removeStaged(lay, a.Root, m); err != nil {
+					return err
+				}
+				if err := removeInflight(lay, a.Root, m); err != nil {
+					return err
+				}
+			}
+			return unpinPod(lay, a.Owner)
+		},
+	}
+}
+
+// memberAlive: container id of runc root may still use its range. The
+// in-flight marker is checked before runc's state (see inflight.go).
+func memberAlive(lay layout, root, id string) bool {
+	if inflightBusy(lay.inflight(root, id)) {
+		return true
+	}
+	st, err := runc.ReadState(root, id)
+	if errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	if err != nil {
+		return true // unreadable: never free a range on a guess
+	}
+	return processAlive(st.InitPID, st.InitStart)
+}
+
+// scanContainers lists the ranges the containers under roots hold, from
+// the stamps on their specs (verified with this node's key: a pod author
+// controls annotations), plus the claims of creates in flight.
+func scanContainers(stateDir string, roots []string) ([]pool.Allocation, error) {
+	key, err := oci.StampKey(stateDir, false)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	var out []pool.Allocation
+	for _, root := range roots {
+		entries, err := os.ReadDir(root)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("runc root %s: %w", root, err)
+		}
+		for _, e := range entries {
+			id := e.Name()
+			if !e.IsDir() || oci.ValidateID(id) != nil {
+				continue
+			}
+			st, err := runc.ReadState(root, id)
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("container %s: %w", id, err)
+			}
+			v, ok := st.Annotation(oci.AnnotationStamp)
+			if !ok || key == nil {
+				continue
+			}
+			s, err := oci.DecodeStamp(v)
+			if err != nil || s.Verify(key) != nil || s.Owner == "" || s.Size == 0 || filepath.Clean(s.StateDir) != filepath.Clean(stateDir) {
+				continue
+			}
+			out = append(out, pool.Allocation{Owner: s.Owner, HostID: s.HostID, Size: s.Size, Root: filepath.Clean(s.Root), Members: []string{id}})
+		}
+	}
+	claims, err := busyInflightClaims(layout(stateDir))
+	if err != nil {
+		return nil, err
+	}
+	return append(out, claims...), nil
+}
+
+func describeAllocs(allocs []pool.Allocation) string {
+	if len(allocs) == 0 {
+		return "none"
+	}
+	s := ""
+	for i, a := range allocs {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%s %d+%d %v", a.Owner, a.HostID, a.Size, a.Members)
+	}
+	return s
+}
+
+// markInflight locks the container's in-flight marker before its range is
+// taken and has the pool record the claim in it; undone with the create.
+func (c *creation) markInflight(p *pool.Pool) error {
+	f, err := acquireInflight(c.lay, c.root, c.id)
+	if err != nil {
+		return fmt.Errorf("container %s: %w", c.id, err)
+	}
+	c.undo = append(c.undo, func() error {
+		err := removeInflight(c.lay, c.root, c.id)
+		f.Close()
+		return err
+	})
+	h := poolHooks(c.cfg.StateDir, c.log)
+	h.Claim = func(a pool.Allocation, member string) error {
+		if member != c.id {
+			return nil
+		}
+		return writeInflight(f.Name(), inflightRecord{Owner: a.Owner, HostID: a.HostID, Size: a.Size, Root: a.Root, Member: member})
+	}
+	p.SetHooks(h)
+	return nil
+}

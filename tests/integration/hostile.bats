@@ -1,0 +1,196 @@
+#!/usr/bin/env bats
+# Hostile and broken input: each is refused with an error that names the
+# bad value, and nothing changes on disk (no runc state, no pool entry, no
+# state dir entry, config.json byte for byte as it was).
+
+load helpers
+
+setup() {
+	requires root
+	setup_env
+	b=$(setup_bundle h)
+	annotate "$b" runc-userns.io/userns auto
+}
+
+teardown() {
+	teardown_env
+}
+
+# refused ID WANT...: create of $b as ID fails; its output contains each
+# WANT; nothing changed on disk.
+refused() {
+	local id=$1 sum w
+	shift
+	sum=$(sha256sum <"$b/config.json")
+	run wrapper create --bundle "$b" "$id" </dev/null
+	echo "$output"
+	[ "$status" != 0 ] || fail "create $id succeeded"
+	for w in "$@"; do
+		[[ "$output" == *"$w"* ]] || fail "error does not say: $w"
+	done
+	unchanged "$sum"
+}
+
+# unchanged SUM: config.json has SUM, runc has no container, the pool and
+# the state dir hold nothing.
+unchanged() {
+	[ "$(sha256sum <"$b/config.json")" = "$1" ] || fail "config.json changed"
+	[ -z "$(ls -A "$RUNC_ROOT" 2>/dev/null)" ] || fail "runc root: $(ls -A "$RUNC_ROOT")"
+	[ ! -e "$STATE_DIR/pool.json" ] || [ "$(pool_json | jq length)" = 0 ] || fail "pool: $(pool_json)"
+	[ -z "$(cd "$STATE_DIR" 2>/dev/null && find pods containers inflight -mindepth 1 2>/dev/null)" ] || fail "state dir entries left"
+	[ -z "$(test_mounts)" ] || fail "mounts: $(test_mounts)"
+}
+
+@test "container IDs that are paths, empty or too long" {
+	local long
+	long=$(printf 'a%.0s' $(seq 1100))
+	refused ../x 'invalid container id "../x"' "'/'"
+	[ ! -e "$TESTDIR/x" ] && [ ! -e "$STATE_DIR/../x" ]
+	refused a/b 'invalid container id "a/b"'
+	refused "" 'invalid container id "": must not be empty'
+	refused "$long" "invalid container id \"aaaa" "longer than 1024 bytes"
+	refused .. 'invalid container id "..": must not be ".."'
+}
+
+@test "annotation values: unknown mode, huge, not UTF-8, duplicate key" {
+	annotate "$b" runc-userns.io/userns autoo
+	refused h 'container h' 'runc-userns.io/userns="autoo"' 'want "auto"'
+	update_config "$b" '.annotations["runc-userns.io/userns"] = ("a" * 5000)'
+	refused h 'runc-userns.io/userns is 5000 bytes long, more than 4096'
+	# jq cannot write invalid UTF-8: splice the bytes in with sed. JSON
+	# decoding turns them into U+FFFD, which is no mode either.
+	update_config "$b" '.annotations["runc-userns.io/userns"] = "BAD"'
+	sed -i 's/"BAD"/"a\xff\xfeb"/' "$b/config.json"
+	refused h 'runc-userns.io/userns="a' 'want "auto"'
+	update_config "$b" '.annotations["runc-userns.io/userns"] = "DUP"'
+	sed -i 's/"runc-userns.io\/userns": "DUP"/"runc-userns.io\/userns": "host", "runc-userns.io\/userns": "auto"/' "$b/config.json"
+	grep -c 'runc-userns.io/userns' "$b/config.json" | grep -qx 1 # both on one line
+	refused h 'annotation "runc-userns.io/userns" appears more than once'
+	update_config "$b" '.annotations["runc-userns.io/idmap-skip"] = ("/x," * 2000)'
+	annotate "$b" runc-userns.io/userns auto
+	refused h 'runc-userns.io/idmap-skip is 6000 bytes long'
+}
+
+@test "config.json: invalid JSON, wrong types, too big" {
+	printf '{"ociVersion": "1.0.2", "annotations": {"runc-userns.io/userns": "auto"},\n  "process": {' >"$b/config.json"
+	refused h 'container h' "$b/config.json" 'unexpected end of JSON input'
+	printf '{"ociVersion": "1.0.2",\n "annotations": {"runc-userns.io/userns": "auto"}, "process": {"args": "sh"}}' >"$b/config.json"
+	refused h "$b/config.json" 'field "process.args"' 'line 2' 'want []string'
+	printf '{"ociVersion": 1.0.2}' >"$b/config.json"
+	refused h "$b/config.json" 'invalid JSON at offset'
+	head -c $((17 << 20)) /dev/zero | tr '\0' ' ' >"$b/config.json"
+	refused h "$b/config.json" 'more than the 16777216 this runtime reads'
+}
+
+@test "a 10 MB spec of a pool pod runs; unknown fields survive" {
+	update_config "$b" '.annotations["example.com/big"] = ("x" * (10 * 1024 * 1024)) | .["x-unknown"] = {"kept": true}'
+	start_container "$b" big
+	[ "$(cexec big cat /proc/self/uid_map | awk '{print $2}')" = "$POOL_BASE" ]
+	[ "$(jq -r '.annotations["example.com/big"] | length' "$b/config.json")" = $((10 * 1024 * 1024)) ]
+	[ "$(jq -r '.["x-unknown"].kept' "$b/config.json")" = true ]
+	wrapper delete --force big
+}
+
+@test "caller mappings into the pool are refused; elsewhere they pass" {
+	update_config "$b" '.linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": '"$((POOL_BASE + 65536))"', "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 1000000, "size": 65536}]'
+	refused h 'container h' "linux.uidMappings maps container IDs 0-65535 to host IDs $((POOL_BASE + 65536))-" 'inside the user namespace pool' 'never shared'
+	# Overlapping by one ID at the pool's end is as bad.
+	update_config "$b" '.linux.uidMappings = [{"containerID": 0, "hostID": 1000000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": '"$((POOL_BASE - 10))"', "size": 11}]'
+	refused h "linux.gidMappings maps container IDs 0-10 to host IDs $((POOL_BASE - 10))-$POOL_BASE"
+	# A mount's own mappings too (idmapped volume).
+	mkdir "$TESTDIR/vol"
+	update_config "$b" '.linux.gidMappings = .linux.uidMappings
+		| .mounts += [{"destination": "/vol", "type": "bind", "source": "'"$TESTDIR/vol"'", "options": ["bind"],
+			"uidMappings": [{"containerID": 0, "hostID": '"$POOL_BASE"', "size": 1}], "gidMappings": [{"containerID": 0, "hostID": 0, "size": 1}]}]'
+	refused h 'mounts[' '(/vol) uidMappings maps container IDs 0-0' 'inside the user namespace pool'
+}
+
+@test "a user namespace path that is not a user namespace" {
+	update_config "$b" '.linux.namespaces += [{"type": "user", "path": "/etc/passwd"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 1000000, "size": 65536}] | .linux.gidMappings = .linux.uidMappings'
+	refused h 'container h' 'user namespace path /etc/passwd: not a namespace'
+	update_config "$b" '(.linux.namespaces[] | select(.type == "user") | .path) = "/proc/self/ns/net"'
+	refused h 'user namespace path /proc/self/ns/net: a namespace of another type'
+	update_config "$b" '(.linux.namespaces[] | select(.type == "user") | .path) = "/dev/null"'
+	refused h 'user namespace path /dev/null: not a namespace: it is a'
+	update_config "$b" '(.linux.namespaces[] | select(.type == "user") | .path) = "/nonexistent/ns"'
+	refused h 'user namespace path /nonexistent/ns' 'no such file or directory'
+}
+
+@test "bind mount sources: missing is an error; a device or FIFO stays a plain bind, never idmapped" {
+	local sum
+	cp "$b/config.json" "$TESTDIR/orig.json"
+	update_config "$b" '.mounts += [{"destination": "/m", "type": "bind", "source": "/nonexistent/src", "options": ["bind"]}]'
+	refused h 'container h' 'mount /m' '/nonexistent/src' 'no such file or directory'
+	mkfifo "$TESTDIR/fifo"
+	update_config "$b" '.mounts[-1].source = "/dev/null" | .mounts += [{"destination": "/f", "type": "bind", "source": "'"$TESTDIR/fifo"'", "options": ["bind"]}]'
+	wrapper --log "$TESTDIR/log" --log-format json create --bundle "$b" dev </dev/null >/dev/null 2>"$TESTDIR/err" || fail "$(cat "$TESTDIR/err")"
+	wrapper start dev
+	grep -q '/dev/null is a character device, not a directory or regular file' "$TESTDIR/log" || fail "log: $(cat "$TESTDIR/log")"
+	grep -q 'is a FIFO, not a directory or regular file' "$TESTDIR/log" || fail "log: $(cat "$TESTDIR/log")"
+	[ "$(jq -r '.annotations["runc-userns.io/idmap-skipped"]' "$b/config.json")" = "/m,/f" ]
+	# The pod's root cannot take the host's /dev/null.
+	run cexec dev chown 0:0 /m
+	[ "$status" != 0 ]
+	[ "$(stat -c '%u:%g %a' /dev/null)" = "0:0 666" ] || fail "/dev/null is now $(stat -c '%u:%g %a' /dev/null)"
+	wrapper delete --force dev
+	# Asked for explicitly, it is refused.
+	jq --arg fifo "$TESTDIR/fifo" '.mounts += [{"destination": "/f", "type": "bind", "source": $fifo, "options": ["bind", "idmap"]}]' "$TESTDIR/orig.json" >"$b/config.json"
+	jq -e '.mounts[-1].options | index("idmap")' "$b/config.json" >/dev/null
+	sum=$(sha256sum <"$b/config.json")
+	run wrapper create --bundle "$b" dev2 </dev/null
+	[ "$status" != 0 ] || fail "explicit idmap of a FIFO succeeded"
+	[[ "$output" == *"mount /f"*"is a FIFO"* ]] || fail "$output"
+	unchanged "$sum"
+}
+
+@test "operator config: unknown keys, overlapping and overflowing ranges" {
+	local sum
+	sum=$(sha256sum <"$b/config.json")
+	write_config '{"userns": {"rangez": []}}'
+	run wrapper create --bundle "$b" h </dev/null
+	[ "$status" != 0 ] && [[ "$output" == *"$RUNC_USERNS_CONFIG"*'unknown field "rangez"'* ]] || fail "$output"
+	unchanged "$sum"
+	write_config '{"userns": {"ranges": [{"hostID": 3221225472, "size": 131072}, {"hostID": 3221291008, "size": 65536}]}}'
+	run wrapper create --bundle "$b" h </dev/null
+	[ "$status" != 0 ] && [[ "$output" == *"3221225472+131072"*"3221291008+65536"* ]] || fail "$output"
+	unchanged "$sum"
+	write_config '{"userns": {"ranges": [{"hostID": 4294901760, "size": 131072}]}}'
+	run wrapper create --bundle "$b" h </dev/null
+	[ "$status" != 0 ] && [[ "$output" == *"4294901760+131072"* ]] || fail "$output"
+	unchanged "$sum"
+}
+
+@test "a volume symlink swapped while we work: the mount is what was resolved when it was idmapped" {
+	mkdir -p "$TESTDIR/A" "$TESTDIR/B"
+	echo a >"$TESTDIR/A/which"
+	echo b >"$TESTDIR/B/which"
+	ln -s "$TESTDIR/A" "$TESTDIR/link"
+	update_config "$b" '.mounts += [{"destination": "/vol", "type": "bind", "source": "'"$TESTDIR/link"'", "options": ["rbind"]}]'
+	# Stop after the mounts are prepared, swap the link, go on.
+	env RUNC_USERNS_TEST_STOP_AT=staged "$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" swap </dev/null >"$TESTDIR/swap.out" 2>&1 &
+	local pid=$! i
+	for i in $(seq 100); do
+		[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" = T ] && break
+		sleep 0.1
+	done
+	ln -sfn "$TESTDIR/B" "$TESTDIR/link"
+	kill -CONT "$pid"
+	wait "$pid" || fail "create: $(cat "$TESTDIR/swap.out")"
+	wrapper start swap
+	local src
+	src=$(jq -r '.mounts[] | select(.destination == "/vol") | .source' "$b/config.json")
+	if [[ $src == "$STATE_DIR/"* ]]; then
+		# runc 1.1: we staged it, from the fd open_tree resolved.
+		[ "$(cexec swap cat /vol/which)" = a ] || fail "the staged mount follows the swapped link"
+	else
+		# runc >= 1.2 idmaps the mount itself, resolving the source when it
+		# mounts it, as for any bind mount: the spec keeps the caller's path.
+		[ "$src" = "$TESTDIR/link" ] || fail "mount source rewritten to $src"
+		[ "$(cexec swap cat /vol/which)" = b ]
+	fi
+	wrapper delete --force swap
+}
