@@ -83,12 +83,18 @@ func openPool(cfg *config.Config, stateDir string) (*pool.Pool, error) {
 
 func adminConfig() (*config.Config, error) { return config.Load(os.Getenv) }
 
-func poolList(ctx *cli.Context) error {
+// adminPool is the operator config and the pool it names, for the pool verbs.
+func adminPool() (*config.Config, *pool.Pool, error) {
 	cfg, err := adminConfig()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	p, err := pool.OpenExisting(cfg.StateDir)
+	return cfg, p, err
+}
+
+func poolList(ctx *cli.Context) error {
+	_, p, err := adminPool()
 	if err != nil {
 		return err
 	}
@@ -117,11 +123,7 @@ func poolRelease(ctx *cli.Context) error {
 		return fmt.Errorf("pool release: want exactly one OWNER (see `runc-userns pool ls`), have %d", ctx.NArg())
 	}
 	owner := ctx.Args().First()
-	cfg, err := adminConfig()
-	if err != nil {
-		return err
-	}
-	p, err := pool.OpenExisting(cfg.StateDir)
+	cfg, p, err := adminPool()
 	if err != nil {
 		return err
 	}
@@ -138,11 +140,7 @@ func poolGC(ctx *cli.Context) error {
 	if ctx.NArg() != 0 {
 		return fmt.Errorf("pool gc takes no arguments, has %d", ctx.NArg())
 	}
-	cfg, err := adminConfig()
-	if err != nil {
-		return err
-	}
-	p, err := pool.OpenExisting(cfg.StateDir)
+	cfg, p, err := adminPool()
 	if err != nil {
 		return err
 	}
