@@ -21,6 +21,7 @@ type app struct {
 	runtime string
 	log     *logrus.Logger
 	sink    *logSink
+	ph      *phases // create and delete: step times for --debug
 }
 
 // fail reports err like runc's fatal() and returns exit status 1.

@@ -46,6 +46,7 @@ func (a *app) create() int {
 	if err != nil {
 		return a.fail(fmt.Errorf("container %s: %w", inv.ID, err))
 	}
+	a.ph.mark("load")
 	req, err := oci.ParseRequest(inv.ID, doc.Spec.Annotations)
 	if err != nil {
 		return a.fail(err)
@@ -82,7 +83,9 @@ func (a *app) create() int {
 	}
 
 	c := &creation{app: a, id: inv.ID, bundle: bundle, req: req, want: want}
+	a.ph.mark("request")
 	status := c.do(doc)
+	a.log.Debugf("container %s: %s took %s", inv.ID, inv.Command, a.ph)
 	if status == 0 {
 		a.sink.commit()
 	} else {
@@ -240,6 +243,7 @@ func (c *creation) do(doc *oci.Document) int {
 	}
 	c.lay = layout(c.cfg.StateDir)
 	mods, stamp, err := c.plan(doc.Spec)
+	c.ph.mark("plan")
 	if err != nil {
 		c.rollback()
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
@@ -253,8 +257,10 @@ func (c *creation) do(doc *oci.Document) int {
 		err = validate(doc.Spec, stamp)
 	}
 	if err == nil {
+		c.ph.mark("modify")
 		_, err = doc.Flush()
 		fault.Point(fault.Written)
+		c.ph.mark("write")
 	}
 	if err != nil {
 		c.rollback()
@@ -274,7 +280,9 @@ func (c *creation) do(doc *oci.Document) int {
 			c.log.Debugf("container %s: stdio fds %v were host device nodes: the runtime gets private nodes of the same devices", c.id, fds)
 		}
 	}
+	c.ph.mark("stdio")
 	status := c.runIn(c.netjoin)
+	c.ph.mark("runc")
 	// runc holds its own copy of the staging mount once the container
 	// exists: drop ours now, so nothing of the container stays mounted on
 	// the host. The empty directory stays until delete: runc (1.1 and
@@ -296,6 +304,7 @@ func (c *creation) do(doc *oci.Document) int {
 	if _, err := os.Stat(filepath.Join(c.root, c.id, "state.json")); errors.Is(err, os.ErrNotExist) {
 		c.rollback()
 	}
+	c.ph.mark("detach")
 	return status
 }
 
@@ -307,6 +316,7 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	c.ph.mark("features")
 	stamp := &oci.Stamp{Version: 1, Root: c.root, StateDir: c.cfg.StateDir, Runtime: c.runtime}
 	c.undo = append(c.undo, func() error { return removeStaged(c.lay, c.root, c.id) })
 	var mods []modifier
@@ -340,6 +350,7 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 		mods, podNS = append(mods, m...), ns
 		pod = libuserns.PodMappings(stamp.HostID, stamp.Size)
 	}
+	c.ph.mark("userns")
 	m, err := c.planMounts(s, stamp, feat, pod, podNS)
 	if err != nil {
 		return nil, nil, err
@@ -348,6 +359,7 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 		m = append(m, lockedFlagsModifier(lockedFlags(s, c.bundle)))
 	}
 	fault.Point(fault.Staged)
+	c.ph.mark("mounts")
 	key, err := oci.StampKey(c.cfg.StateDir, true)
 	if err != nil {
 		return nil, nil, err
@@ -385,6 +397,7 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 	}
 	c.undo = append(c.undo, func() error { return c.leave(owner) })
 	fault.Point(fault.Allocated)
+	c.ph.mark("pool")
 
 	mapping := libuserns.PodMappings(alloc.HostID, alloc.Size)
 	ns, err := c.ensurePin(owner, alloc, mapping)
@@ -400,6 +413,7 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 		src = filepath.Join(c.bundle, src)
 	}
 	fault.Point(fault.Pinned)
+	c.ph.mark("pin")
 	staged, err := c.stageRootfs(src, ns, int(alloc.HostID))
 	if err != nil {
 		ns.Close()

@@ -49,7 +49,9 @@ func (a *app) delete() int {
 			a.runtime = stamp.Runtime
 		}
 	}
+	a.ph.mark("state")
 	status := a.run()
+	a.ph.mark("runc")
 	if _, err := os.Stat(filepath.Join(root, id, "state.json")); err == nil {
 		return status // runc still has it (e.g. running, no --force)
 	}
@@ -65,6 +67,8 @@ func (a *app) delete() int {
 		}
 		a.log.Warn(err)
 	}
+	a.ph.mark("release")
+	a.log.Debugf("container %s: delete took %s", id, a.ph)
 	if status == 0 {
 		a.sink.commit()
 	}

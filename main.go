@@ -31,7 +31,7 @@ func dispatch(argv []string) int {
 		// An unusable --log or --log-format: runc reports it in its words.
 		return passThrough(inv, "")
 	}
-	a := &app{inv: inv, log: log, sink: sink}
+	a := &app{inv: inv, log: log, sink: sink, ph: newPhases()}
 	if a.cfg, err = config.Load(os.Getenv); err != nil {
 		return a.fail(err)
 	}
