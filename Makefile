@@ -5,6 +5,9 @@ PREFIX      ?= /usr/local
 VERSION     := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X main.version=$(VERSION)
 BIN         := bin/runc-userns
+# cgo: libuserns's user namespace holder is C (a CLONE_VM child, which Go
+# cannot start); -extldflags -static keeps the binary copyable to any node
+# (contrib's DaemonSet), osusergo,netgo keep glibc's NSS out of it.
 # urfave_cli_no_docs: leave out urfave/cli's man-page generator (blackfriday),
 # whose package initialisers cost ~0.4 ms on every call, pass-through included.
 # Current upstream runc for the second test pass (native idmap support).
@@ -20,7 +23,7 @@ CRICTL_VERSION ?= v1.26.1
 all: build ## Build bin/runc-userns (default)
 
 build: ## Build bin/runc-userns
-	CGO_ENABLED=0 $(GO) build -tags urfave_cli_no_docs -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
+	CGO_ENABLED=1 $(GO) build -tags urfave_cli_no_docs,osusergo,netgo -trimpath -ldflags '$(LDFLAGS) -extldflags "-static"' -o $(BIN) .
 
 install: build ## Install the binary in $(PREFIX)/bin
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/runc-userns

@@ -13,6 +13,8 @@ have jq || need+=(jq)
 have pkg-config || need+=(pkg-config)
 installed libseccomp-dev || need+=(libseccomp-dev)
 have gcc || need+=(gcc)
+# cgo (libuserns, the pass-through fast path) links a static binary: libc.a.
+installed libc6-dev || need+=(libc6-dev)
 # containerd.bats: containerd (with its runc.v2 shim and ctr) and the CNI
 # plugins its pods use (loopback, static).
 have containerd || need+=(containerd)

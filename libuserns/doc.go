@@ -5,13 +5,13 @@
 //   - NewUserns returns an fd for a fresh user namespace with exactly the
 //     requested uid and gid mappings (setgroups left enabled: the pod's
 //     root may call setgroups inside its own range). The helper process
-//     that owns the namespace while its maps are written is a bare fork
-//     (clone with CLONE_NEWUSER, no execve) that runs nothing but raw system
-//     calls and waits in ppoll, as containerd's ForkUserns does; it is
-//     SIGKILLed before NewUserns returns (and by the kernel if we die first:
-//     PR_SET_PDEATHSIG) and reaped in the background. This is cheaper than
-//     runc's fork+exec of /proc/self/exe stopped under PTRACE_TRACEME, and
-//     works under strace.
+//     that owns the namespace while its maps are written is a
+//     clone(CLONE_VM|CLONE_NEWUSER) child on a stack of its own that shares
+//     our address space (no page table copied, nothing made copy-on-write,
+//     no execve) and runs nothing but raw system calls: it waits for EOF on
+//     a pipe whose write end we close when done, or the kernel closes when
+//     we die. It has exited and been reaped before NewUserns returns. This
+//     needs cgo (holder_linux.c).
 //   - Pin makes a namespace outlive every process in it by bind-mounting its
 //     nsfs inode on a file (as `ip netns` does). A pinned path names that
 //     namespace and no other for as long as the mount exists: unlike

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strconv"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -20,48 +18,6 @@ func NewUserns(uid, gid []specs.LinuxIDMapping) (*os.File, error) {
 		return nil, fmt.Errorf("create user namespace with uid map %q: %w (check user.max_user_namespaces and that the host IDs are not in use by a mapping the kernel refuses)", FormatMappings(uid), err)
 	}
 	return f, nil
-}
-
-func newUserns(uid, gid []specs.LinuxIDMapping) (_ *os.File, err error) {
-	// Everything the parent writes is prepared before the fork.
-	uidMap, gidMap := []byte(FormatMappings(uid)), []byte(FormatMappings(gid))
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	pid, errno := forkHolder(uintptr(os.Getpid()))
-	if errno != 0 {
-		return nil, os.NewSyscallError("clone CLONE_NEWUSER", errno)
-	}
-	defer func() {
-		// Once SIGKILLed the child needs its parent thread no more; it
-		// is reaped in the background, so that its exit (tearing down a
-		// copy of our address space) overlaps our next steps.
-		_ = unix.Kill(pid, unix.SIGKILL)
-		go reap(pid)
-	}()
-	// The child is ours and not yet reaped: its PID cannot be reused, so
-	// /proc/<pid> is that child.
-	proc := "/proc/" + strconv.Itoa(pid)
-	if err := os.WriteFile(proc+"/uid_map", uidMap, 0); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(proc+"/gid_map", gidMap, 0); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(proc + "/ns/user")
-	if err != nil {
-		return nil, fmt.Errorf("open user namespace of helper %d: %w", pid, err)
-	}
-	return f, nil
-}
-
-// reap waits for the holder pid.
-func reap(pid int) {
-	var ws unix.WaitStatus
-	for {
-		if _, err := unix.Wait4(pid, &ws, 0, nil); !errors.Is(err, unix.EINTR) {
-			return
-		}
-	}
 }
 
 // Pin bind-mounts the namespace ns on path (created, mode 0444) so that the

@@ -147,8 +147,8 @@ func TestUserns(t *testing.T) {
 				if !Equal(uid, c.uid) || !Equal(gid, c.gid) {
 					t.Errorf("maps inside: uid %v gid %v; want uid %v gid %v", uid, gid, c.uid, c.gid)
 				}
-				// The holder is killed before NewUserns returns and
-				// reaped in the background: it must be gone soon.
+				// The holder exits and is reaped before NewUserns
+				// returns: no child of ours may be left.
 				kids := children(t)
 				for deadline := time.Now().Add(5 * time.Second); len(kids) > 0 && time.Now().Before(deadline); kids = children(t) {
 					time.Sleep(5 * time.Millisecond)

@@ -1,0 +1,106 @@
+// The user namespace holder: see holder_linux.go.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "holder_linux.h"
+
+#define HOLDER_STACK (64 * 1024)
+
+// holder runs in the child, on its own stack but in our address space
+// (CLONE_VM): nothing but raw system calls, and no libc call that could
+// set errno, which lives in the parent thread's TLS. It drops its copy of
+// the pipe's write end, then waits for EOF: the parent closes its end when
+// it is done, or the kernel does when the parent dies.
+static int holder(void *arg)
+{
+	int *p = arg;
+	char c;
+
+	syscall(SYS_close, p[1]);
+	while (syscall(SYS_read, p[0], &c, 1) > 0)
+		;
+	syscall(SYS_exit_group, 0);
+	return 0;
+}
+
+static int write_map(pid_t pid, const char *file, const char *map, size_t len)
+{
+	char path[64];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	if (write(fd, map, len) != (ssize_t)len)
+		err = errno ? errno : EIO;
+	close(fd);
+	return err;
+}
+
+int runc_userns_new(const char *uid_map, size_t uid_len, const char *gid_map, size_t gid_len, int *step)
+{
+	sigset_t all, old;
+	char path[64];
+	int p[2], ns = -1, err = 0, status;
+	void *stack;
+	pid_t pid;
+
+	*step = HOLDER_STEP_CLONE;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	stack = mmap(NULL, HOLDER_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED) {
+		err = errno;
+		close(p[0]);
+		close(p[1]);
+		return -err;
+	}
+	// The child must never run one of Go's signal handlers (they would
+	// run on our memory, off any Go thread): it starts with every signal
+	// blocked, SIGKILL aside.
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	// Exit signal 0: nobody is told when it exits; we reap it by PID with
+	// __WALL below.
+	pid = clone(holder, (char *)stack + HOLDER_STACK, CLONE_VM | CLONE_NEWUSER, p);
+	if (pid < 0)
+		err = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0) {
+		munmap(stack, HOLDER_STACK);
+		close(p[0]);
+		close(p[1]);
+		return -err;
+	}
+	// The child is ours and not yet reaped: /proc/<pid> is that child.
+	*step = HOLDER_STEP_UID_MAP;
+	err = write_map(pid, "uid_map", uid_map, uid_len);
+	if (!err) {
+		*step = HOLDER_STEP_GID_MAP;
+		err = write_map(pid, "gid_map", gid_map, gid_len);
+	}
+	if (!err) {
+		*step = HOLDER_STEP_OPEN;
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+		ns = open(path, O_RDONLY | O_CLOEXEC);
+		if (ns < 0)
+			err = errno;
+	}
+	close(p[1]);
+	while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR)
+		;
+	// Only now is the child off its stack.
+	munmap(stack, HOLDER_STACK);
+	close(p[0]);
+	return err ? -err : ns;
+}
