@@ -7,6 +7,11 @@ LDFLAGS     := -X main.version=$(VERSION)
 BIN         := bin/runc-userns
 # urfave_cli_no_docs: leave out urfave/cli's man-page generator (blackfriday),
 # whose package initialisers cost ~0.4 ms on every call, pass-through included.
+# cgo for the pass-through fast path (fastpath_linux.c), linked statically so
+# that the binary runs on any node (contrib/kubernetes copies it there);
+# osusergo and netgo keep glibc's NSS (which cannot be linked statically)
+# out should net or os/user ever be imported; today neither is.
+BUILDTAGS   := urfave_cli_no_docs,osusergo,netgo
 # Current upstream runc for the second test pass (native idmap support).
 RUNC_UPSTREAM_VERSION ?= v1.5.2
 CACHE       := $(CURDIR)/.cache
@@ -20,7 +25,7 @@ CRICTL_VERSION ?= v1.26.1
 all: build ## Build bin/runc-userns (default)
 
 build: ## Build bin/runc-userns
-	CGO_ENABLED=0 $(GO) build -tags urfave_cli_no_docs -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
+	CGO_ENABLED=1 $(GO) build -tags $(BUILDTAGS) -trimpath -ldflags '$(LDFLAGS) -extldflags "-static"' -o $(BIN) .
 
 install: build ## Install the binary in $(PREFIX)/bin
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/runc-userns
