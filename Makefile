@@ -30,7 +30,7 @@ build: ## Build bin/runc-userns
 install: build ## Install the binary in $(PREFIX)/bin
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/runc-userns
 
-deps: ## Install the Debian packages the demo and tests need (runc 1.1.5, bats, busybox-static, uidmap, jq, podman)
+deps: ## Install the Debian packages the build, demo and tests need (gcc, libc6-dev, runc 1.1.5, bats, busybox-static, uidmap, jq, podman, strace)
 	./hack/install-deps.sh
 
 deps-upstream: ## Build current upstream runc into .cache for the second test pass
