@@ -22,7 +22,7 @@ teardown() {
 traced() {
 	local name=$1
 	shift
-	strace -f -qq -o "$TESTDIR/$name.trace" -e trace=execve,clone,clone3,fork,vfork \
+	strace -f -qq -s 4096 -o "$TESTDIR/$name.trace" -e trace=execve,clone,clone3,fork,vfork \
 		"$WRAPPER" --root "$RUNC_ROOT" "$@"
 }
 
