@@ -16,6 +16,11 @@
  * runc, same argv[0], same environment.
  *
  * RUNC_USERNS_FASTPATH=0 in the environment turns it off.
+ *
+ * The price: with cgo linked in, the Go runtime starts through glibc and
+ * makes its threads with pthread_create, ~50 more page faults (~1.5 ms on
+ * the nested VM measured) on the calls the Go code handles (create,
+ * delete, exec); each pass-through call saves ~7 ms.
  */
 #define _GNU_SOURCE
 #include <errno.h>
