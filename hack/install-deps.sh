@@ -13,8 +13,11 @@ have jq || need+=(jq)
 have pkg-config || need+=(pkg-config)
 installed libseccomp-dev || need+=(libseccomp-dev)
 have gcc || need+=(gcc)
-# cgo (libuserns, the pass-through fast path) links a static binary: libc.a.
+# make build links statically with glibc (the fast path and libuserns's
+# holder are C): libc.a is in libc6-dev, which gcc only recommends.
 installed libc6-dev || need+=(libc6-dev)
+# fastpath.bats watches for thread creation before runc's execve.
+have strace || need+=(strace)
 # containerd.bats: containerd (with its runc.v2 shim and ctr) and the CNI
 # plugins its pods use (loopback, static).
 have containerd || need+=(containerd)

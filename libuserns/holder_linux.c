@@ -1,3 +1,5 @@
+//go:build cgo
+
 // The user namespace holder: see holder_linux.go.
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package libuserns
 
 // #include "holder_linux.h"

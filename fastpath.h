@@ -1,0 +1,40 @@
+/*
+ * The pass-through fast path (fastpath_linux.c): what the constructor
+ * decides, with the file system behind struct fp_sys so that the Go tests
+ * (fastpath_linux.go) can run the same decision on bytes and fake files.
+ */
+#ifndef RUNC_USERNS_FASTPATH_H
+#define RUNC_USERNS_FASTPATH_H
+
+#include <stddef.h>
+
+/* A runtime path longer than this is left to the Go code. */
+#define FP_PATH_MAX 4096
+/* A config file longer than this is left to the Go code. */
+#define FP_CONFIG_MAX 65536
+
+/* read_config's answers besides a length. */
+#define FP_READ_ENOENT (-1L) /* the file does not exist */
+#define FP_READ_FAIL (-2L)   /* any other error, or longer than cap */
+
+struct fp_stat {
+	unsigned long long dev, ino;
+	unsigned int mode;
+};
+
+struct fp_sys {
+	/* read_config reads the file at path into buf, at most cap bytes. */
+	long (*read_config)(const struct fp_sys *sys, const char *path, char *buf, size_t cap);
+	/* stat is stat(2): it follows symlinks; 0 on success. */
+	int (*stat)(const struct fp_sys *sys, const char *path, struct fp_stat *st);
+	void *data;
+};
+
+/*
+ * fp_decide returns 1 and the real runc's path in runtime (cap bytes) when
+ * argv is a pass-through call that the Go code would answer with a bare exec
+ * of that runc, argv untouched; 0 when it is not, or not sure.
+ */
+int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, char *runtime, size_t cap);
+
+#endif

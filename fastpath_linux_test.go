@@ -1,0 +1,349 @@
+//go:build cgo
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/runc-userns/runc-userns/internal/config"
+	"github.com/runc-userns/runc-userns/internal/oci"
+)
+
+const (
+	fpExec = 0o100755 // S_IFREG | 0755
+	fpData = 0o100644
+	fpDir  = 0o040755
+)
+
+// fpFiles: this binary is /proc/self/exe and is also installed as
+// /usr/local/sbin/runc (the first runc on the test PATH); the real runc is
+// /usr/sbin/runc, the configured one /opt/runc.
+var fpFiles = []fastpathFile{
+	{"/proc/self/exe", 1, 100, fpExec},
+	{"/usr/local/sbin/runc", 1, 100, fpExec},
+	{"/usr/sbin/runc", 1, 200, fpExec},
+	{"/opt/runc", 1, 300, fpExec},
+	{"/opt/self", 1, 100, fpExec},
+	{"/opt/noexec", 1, 400, fpData},
+	{"/opt/dir/runc", 1, 500, fpDir},
+	{"/opt/data/runc", 1, 600, fpData},
+}
+
+const fpDefault = "/etc/runc-userns/config.json"
+
+func TestFastpathDecide(t *testing.T) {
+	const cfg = "/cfg.json"
+	withConfig := func(json string) fastpathSys {
+		return fastpathSys{configPath: cfg, config: []byte(json), files: fpFiles}
+	}
+	configured := withConfig(`{"runtime": "/opt/runc"}`)
+	env := []string{"PATH=/usr/local/sbin:/usr/sbin", "RUNC_USERNS_CONFIG=" + cfg}
+	noConfigEnv := []string{"PATH=/usr/local/sbin:/usr/sbin"}
+	defaults := fastpathSys{files: fpFiles}
+	deep := `{"userns": {"ranges": [` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `]}}`
+	readme := `{
+  "runtime": "/opt/runc",
+  "stateDir": "/run/runc-userns",
+  "userns": {
+    "mode": "annotation",
+    "subidUser": "runc-userns",
+    "ranges": [{"hostID": 2147483648, "size": 67108864}],
+    "slotSize": 65536,
+    "rootfsChown": false
+  }
+}
+`
+	pad := func(n int) string { // a valid config of exactly n bytes
+		s := `{"runtime":"/opt/runc"}`
+		return s + strings.Repeat(" ", n-len(s))
+	}
+
+	cases := []struct {
+		name string
+		argv []string // after argv[0]
+		env  []string
+		sys  fastpathSys
+		want string // "" for "left to Go"
+	}{
+		// The commands dispatch answers with a bare exec.
+		{"start", []string{"start", "c"}, env, configured, "/opt/runc"},
+		{"state", []string{"state", "c"}, env, configured, "/opt/runc"},
+		{"kill", []string{"kill", "c", "KILL"}, env, configured, "/opt/runc"},
+		{"list", []string{"list"}, env, configured, "/opt/runc"},
+		{"ps", []string{"ps", "c", "--", "-ef"}, env, configured, "/opt/runc"},
+		{"events", []string{"events", "--stats", "c"}, env, configured, "/opt/runc"},
+		{"pause", []string{"pause", "c"}, env, configured, "/opt/runc"},
+		{"resume", []string{"resume", "c"}, env, configured, "/opt/runc"},
+		{"update", []string{"update", "--memory", "1M", "c"}, env, configured, "/opt/runc"},
+		{"command help is runc's", []string{"state", "--help"}, env, configured, "/opt/runc"},
+
+		// Always the Go code's.
+		{"create", []string{"create", "c"}, env, configured, ""},
+		{"run", []string{"run", "c"}, env, configured, ""},
+		{"delete", []string{"delete", "c"}, env, configured, ""},
+		{"exec", []string{"exec", "c", "true"}, env, configured, ""},
+		{"features", []string{"features"}, env, configured, ""},
+		{"pool", []string{"pool", "ls"}, env, configured, ""},
+		{"doctor", []string{"doctor"}, env, configured, ""},
+		{"checkpoint", []string{"checkpoint", "c"}, env, configured, ""},
+		{"spec", []string{"spec"}, env, configured, ""},
+		{"help command", []string{"help"}, env, configured, ""},
+		{"unknown command", []string{"nosuch"}, env, configured, ""},
+		{"command case", []string{"State", "c"}, env, configured, ""},
+		{"no command", nil, env, configured, ""},
+		{"empty command", []string{""}, env, configured, ""},
+		{"dash", []string{"-", "state"}, env, configured, ""},
+
+		// Global flags, every spelling.
+		{"--root v", []string{"--root", "/r", "state", "c"}, env, configured, "/opt/runc"},
+		{"--root=v", []string{"--root=/r", "state", "c"}, env, configured, "/opt/runc"},
+		{"-root v", []string{"-root", "/r", "state", "c"}, env, configured, "/opt/runc"},
+		{"-root=v", []string{"-root=/r", "state", "c"}, env, configured, "/opt/runc"},
+		{"--root=", []string{"--root=", "state", "c"}, env, configured, "/opt/runc"},
+		{"--log --log-format", []string{"--log", "/l", "--log-format", "json", "kill", "c"}, env, configured, "/opt/runc"},
+		{"--log= --log-format=", []string{"--log=/l", "--log-format=bogus", "kill", "c"}, env, configured, "/opt/runc"},
+		{"--criu", []string{"--criu", "/c", "state", "c"}, env, configured, "/opt/runc"},
+		{"-criu=", []string{"-criu=/c", "state", "c"}, env, configured, "/opt/runc"},
+		{"--rootless", []string{"--rootless", "auto", "state", "c"}, env, configured, "/opt/runc"},
+		{"--rootless=", []string{"--rootless=true", "state", "c"}, env, configured, "/opt/runc"},
+		{"--debug", []string{"--debug", "state", "c"}, env, configured, "/opt/runc"},
+		{"-debug=false", []string{"-debug=false", "state", "c"}, env, configured, "/opt/runc"},
+		{"--systemd-cgroup", []string{"--systemd-cgroup", "start", "c"}, env, configured, "/opt/runc"},
+		{"--systemd-cgroup=true", []string{"--systemd-cgroup=true", "start", "c"}, env, configured, "/opt/runc"},
+		{"a value that looks like a flag", []string{"--root", "--debug", "state", "c"}, env, configured, "/opt/runc"},
+		{"a value that is --", []string{"--root", "--", "state", "c"}, env, configured, "/opt/runc"},
+		{"every flag", []string{"--debug", "--log", "/l", "--log-format=json", "-root", "/r", "--criu=/c", "--systemd-cgroup", "--rootless", "false", "list", "-q"}, env, configured, "/opt/runc"},
+		{"--help", []string{"--help", "state", "c"}, env, configured, ""},
+		{"-h", []string{"-h", "state", "c"}, env, configured, ""},
+		{"--help=false", []string{"--help=false", "state", "c"}, env, configured, ""},
+		{"--version", []string{"--version"}, env, configured, ""},
+		{"-v before a command", []string{"-v", "state", "c"}, env, configured, ""},
+		{"--version=false", []string{"--version=false", "state", "c"}, env, configured, ""},
+		{"help after --root", []string{"--root", "/r", "-h", "list"}, env, configured, ""},
+		{"unknown flag", []string{"--nosuch", "state", "c"}, env, configured, ""},
+		{"unknown flag=v", []string{"--nosuch=1", "state", "c"}, env, configured, ""},
+		{"flag case", []string{"--Root", "/r", "state", "c"}, env, configured, ""},
+		{"three dashes", []string{"---root", "/r", "state", "c"}, env, configured, ""},
+		{"missing value", []string{"--root"}, env, configured, ""},
+		{"value swallows the command", []string{"--root", "state"}, env, configured, ""},
+		{"-- then the command", []string{"--", "state", "c"}, env, configured, "/opt/runc"},
+		{"flags, --, command", []string{"--debug", "--", "kill", "c"}, env, configured, "/opt/runc"},
+		{"-- twice", []string{"--", "--", "state", "c"}, env, configured, ""},
+		{"-- alone", []string{"--"}, env, configured, ""},
+		{"-- after the command", []string{"state", "--", "c"}, env, configured, "/opt/runc"},
+		{"-=", []string{"-=x", "state", "c"}, env, configured, ""},
+
+		// The environment.
+		{"kill switch", []string{"state", "c"}, append([]string{"RUNC_USERNS_FASTPATH=0"}, env...), configured, ""},
+		{"kill switch other value", []string{"state", "c"}, append([]string{"RUNC_USERNS_FASTPATH=1"}, env...), configured, "/opt/runc"},
+		{"kill switch empty", []string{"state", "c"}, append([]string{"RUNC_USERNS_FASTPATH="}, env...), configured, "/opt/runc"},
+		{"kill switch second is ignored", []string{"state", "c"}, append(env, "RUNC_USERNS_FASTPATH=1", "RUNC_USERNS_FASTPATH=0"), configured, "/opt/runc"},
+		{"an empty environment entry", []string{"state", "c"}, append([]string{""}, env...), configured, ""},
+		{"an entry without =", []string{"state", "c"}, append([]string{"RUNC_USERNS_CONFIG"}, env...), configured, "/opt/runc"},
+		{"first RUNC_USERNS_CONFIG wins", []string{"state", "c"}, append(env, "RUNC_USERNS_CONFIG=/other"), configured, "/opt/runc"},
+		{"no environment", []string{"state", "c"}, nil, defaults, "/usr/sbin/runc"},
+
+		// Where the config comes from.
+		{"default absent", []string{"state", "c"}, noConfigEnv, defaults, "/usr/sbin/runc"},
+		{"RUNC_USERNS_CONFIG empty", []string{"state", "c"}, []string{"RUNC_USERNS_CONFIG=", "PATH=/usr/sbin"}, defaults, "/usr/sbin/runc"},
+		{"default present", []string{"state", "c"}, noConfigEnv,
+			fastpathSys{configPath: fpDefault, config: []byte(`{"runtime":"/opt/runc"}`), files: fpFiles}, "/opt/runc"},
+		{"default unreadable", []string{"state", "c"}, noConfigEnv,
+			fastpathSys{configPath: fpDefault, configUnreadable: true, files: fpFiles}, ""},
+		{"explicit absent", []string{"state", "c"}, []string{"RUNC_USERNS_CONFIG=/missing.json", "PATH=/usr/sbin"}, configured, ""},
+		{"explicit default path absent", []string{"state", "c"}, []string{"RUNC_USERNS_CONFIG=" + fpDefault, "PATH=/usr/sbin"}, defaults, "/usr/sbin/runc"},
+		{"explicit unreadable", []string{"state", "c"}, env,
+			fastpathSys{configPath: cfg, configUnreadable: true, files: fpFiles}, ""},
+
+		// What the config says.
+		{"README's config", []string{"state", "c"}, env, withConfig(readme), "/opt/runc"},
+		{"no runtime", []string{"state", "c"}, env, withConfig(`{}`), "/usr/sbin/runc"},
+		{"empty runtime", []string{"state", "c"}, env, withConfig(`{"runtime": ""}`), "/usr/sbin/runc"},
+		{"white space", []string{"state", "c"}, env, withConfig(" \t\r\n{ \"runtime\" :\n\"/opt/runc\" } \n\t"), "/opt/runc"},
+		{"escaped runtime", []string{"state", "c"}, env, withConfig(`{"runtime": "\/opt\/runc"}`), ""},
+		{"unicode escape", []string{"state", "c"}, env, withConfig(`{"runtime": "/opt/r\u0075nc"}`), ""},
+		{"non-ASCII runtime", []string{"state", "c"}, env, withConfig(`{"runtime": "/opt/r\xc3\xbcnc"}`), ""},
+		{"invalid UTF-8 runtime", []string{"state", "c"}, env, withConfig("{\"runtime\": \"/opt/r\xffnc\"}"), ""},
+		{"runtime twice", []string{"state", "c"}, env, withConfig(`{"runtime": "/opt/runc", "runtime": "/opt/runc"}`), ""},
+		{"Runtime", []string{"state", "c"}, env, withConfig(`{"Runtime": "/opt/runc"}`), ""},
+		{"RUNTIME", []string{"state", "c"}, env, withConfig(`{"RUNTIME": "/opt/runc"}`), ""},
+		{"escaped key", []string{"state", "c"}, env, withConfig(`{"r\u0075ntime": "/opt/runc"}`), ""},
+		{"runtime number", []string{"state", "c"}, env, withConfig(`{"runtime": 1}`), ""},
+		{"runtime null", []string{"state", "c"}, env, withConfig(`{"runtime": null}`), ""},
+		{"runtime object", []string{"state", "c"}, env, withConfig(`{"runtime": {}}`), ""},
+		{"runtime array", []string{"state", "c"}, env, withConfig(`{"runtime": ["/opt/runc"]}`), ""},
+		{"relative runtime", []string{"state", "c"}, env, withConfig(`{"runtime": "runc"}`), ""},
+		{"runtime is this binary", []string{"state", "c"}, env, withConfig(`{"runtime": "/opt/self"}`), ""},
+		{"runtime missing", []string{"state", "c"}, env, withConfig(`{"runtime": "/opt/nosuch"}`), ""},
+		// Find does not test the configured file further; the execve
+		// fails and the Go code reports it.
+		{"runtime not executable", []string{"state", "c"}, env, withConfig(`{"runtime": "/opt/noexec"}`), "/opt/noexec"},
+		{"unknown key", []string{"state", "c"}, env, withConfig(`{"runtime": "/opt/runc", "bogus": 1}`), ""},
+		{"unknown userns key", []string{"state", "c"}, env, withConfig(`{"userns": {"bogus": 1}}`), ""},
+		{"mode always", []string{"state", "c"}, env, withConfig(`{"userns": {"mode": "always"}}`), "/usr/sbin/runc"},
+		{"mode off", []string{"state", "c"}, env, withConfig(`{"userns": {"mode": "off"}}`), "/usr/sbin/runc"},
+		{"mode empty", []string{"state", "c"}, env, withConfig(`{"userns": {"mode": ""}}`), "/usr/sbin/runc"},
+		{"mode auto", []string{"state", "c"}, env, withConfig(`{"userns": {"mode": "auto"}}`), ""},
+		{"mode escaped", []string{"state", "c"}, env, withConfig(`{"userns": {"mode": "\u0061lways"}}`), ""},
+		{"stateDir relative", []string{"state", "c"}, env, withConfig(`{"stateDir": "run"}`), ""},
+		{"stateDir escaped", []string{"state", "c"}, env, withConfig(`{"stateDir": "\/run"}`), ""},
+		{"stateDir with an escape later", []string{"state", "c"}, env, withConfig(`{"stateDir": "/r\u00fcn"}`), "/usr/sbin/runc"},
+		{"stateDir empty", []string{"state", "c"}, env, withConfig(`{"stateDir": ""}`), "/usr/sbin/runc"},
+		{"slotSize max", []string{"state", "c"}, env, withConfig(`{"userns": {"slotSize": 4294967295}}`), "/usr/sbin/runc"},
+		{"slotSize overflow", []string{"state", "c"}, env, withConfig(`{"userns": {"slotSize": 4294967296}}`), ""},
+		{"slotSize huge", []string{"state", "c"}, env, withConfig(`{"userns": {"slotSize": 99999999999999999999999}}`), ""},
+		{"slotSize negative", []string{"state", "c"}, env, withConfig(`{"userns": {"slotSize": -1}}`), ""},
+		{"slotSize fraction", []string{"state", "c"}, env, withConfig(`{"userns": {"slotSize": 1.0}}`), ""},
+		{"slotSize exponent", []string{"state", "c"}, env, withConfig(`{"userns": {"slotSize": 1e3}}`), ""},
+		{"slotSize leading zero", []string{"state", "c"}, env, withConfig(`{"userns": {"slotSize": 01}}`), ""},
+		{"slotSize zero", []string{"state", "c"}, env, withConfig(`{"userns": {"slotSize": 0}}`), "/usr/sbin/runc"},
+		{"slotSize string", []string{"state", "c"}, env, withConfig(`{"userns": {"slotSize": "1"}}`), ""},
+		{"ranges empty", []string{"state", "c"}, env, withConfig(`{"userns": {"ranges": []}}`), "/usr/sbin/runc"},
+		{"ranges", []string{"state", "c"}, env, withConfig(`{"userns": {"ranges": [{"hostID": 1, "size": 2}, {}]}}`), "/usr/sbin/runc"},
+		{"ranges null", []string{"state", "c"}, env, withConfig(`{"userns": {"ranges": null}}`), ""},
+		{"range key case", []string{"state", "c"}, env, withConfig(`{"userns": {"ranges": [{"hostid": 1}]}}`), ""},
+		{"ranges trailing comma", []string{"state", "c"}, env, withConfig(`{"userns": {"ranges": [{"size": 1},]}}`), ""},
+		{"rootfsChown", []string{"state", "c"}, env, withConfig(`{"userns": {"rootfsChown": true}}`), "/usr/sbin/runc"},
+		{"rootfsChown string", []string{"state", "c"}, env, withConfig(`{"userns": {"rootfsChown": "true"}}`), ""},
+		{"rootfsChown truex", []string{"state", "c"}, env, withConfig(`{"userns": {"rootfsChown": truex}}`), ""},
+		{"userns null", []string{"state", "c"}, env, withConfig(`{"userns": null}`), ""},
+		{"subidUser with escapes", []string{"state", "c"}, env, withConfig(`{"userns": {"subidUser": "a\"b\\c\u0041\n"}}`), "/usr/sbin/runc"},
+		{"bad escape", []string{"state", "c"}, env, withConfig(`{"userns": {"subidUser": "\x"}}`), ""},
+		{"short unicode escape", []string{"state", "c"}, env, withConfig(`{"userns": {"subidUser": "\u00"}}`), ""},
+		{"control byte in a string", []string{"state", "c"}, env, withConfig("{\"userns\": {\"subidUser\": \"a\tb\"}}"), ""},
+		{"NUL in a string", []string{"state", "c"}, env, withConfig("{\"runtime\": \"/opt/runc\x00\"}"), ""},
+		{"empty file", []string{"state", "c"}, env, withConfig(``), ""},
+		{"white space only", []string{"state", "c"}, env, withConfig("  \n"), ""},
+		{"null", []string{"state", "c"}, env, withConfig(`null`), ""},
+		{"array", []string{"state", "c"}, env, withConfig(`[]`), ""},
+		{"unterminated object", []string{"state", "c"}, env, withConfig(`{"runtime": "/opt/runc"`), ""},
+		{"unterminated string", []string{"state", "c"}, env, withConfig(`{"runtime": "/opt/runc}`), ""},
+		{"trailing comma", []string{"state", "c"}, env, withConfig(`{"runtime": "/opt/runc",}`), ""},
+		{"missing colon", []string{"state", "c"}, env, withConfig(`{"runtime" "/opt/runc"}`), ""},
+		{"single quotes", []string{"state", "c"}, env, withConfig(`{'runtime': '/opt/runc'}`), ""},
+		{"byte order mark", []string{"state", "c"}, env, withConfig("\xef\xbb\xbf{}"), ""},
+		{"trailing data", []string{"state", "c"}, env, withConfig(`{"runtime": "/opt/runc"}x`), ""},
+		{"two objects", []string{"state", "c"}, env, withConfig(`{}{}`), ""},
+		{"deep nesting", []string{"state", "c"}, env, withConfig(deep), ""},
+		{"deep top level", []string{"state", "c"}, env, withConfig(strings.Repeat("[", 100000)), ""},
+		{"64 KiB", []string{"state", "c"}, env, withConfig(pad(65536)), "/opt/runc"},
+		{"over 64 KiB", []string{"state", "c"}, env, withConfig(pad(65537)), ""},
+
+		// The PATH search (runc.Find).
+		{"PATH skips this binary", []string{"state", "c"}, []string{"PATH=/usr/local/sbin:/usr/sbin"}, defaults, "/usr/sbin/runc"},
+		{"PATH unset: fallbacks", []string{"state", "c"}, []string{"HOME=/"}, defaults, "/usr/sbin/runc"},
+		{"PATH empty: fallbacks", []string{"state", "c"}, []string{"PATH="}, defaults, "/usr/sbin/runc"},
+		{"first PATH wins", []string{"state", "c"}, []string{"PATH=/opt", "PATH=/usr/sbin"}, defaults, "/opt/runc"},
+		{"PATH dir, data file and no runc skipped", []string{"state", "c"}, []string{"PATH=/opt/dir:/opt/data:/nosuch:/opt"}, defaults, "/opt/runc"},
+		{"PATH cleaned", []string{"state", "c"}, []string{"PATH=/usr//local/../sbin/./"}, defaults, "/usr/sbin/runc"},
+		{"PATH dot-dot above the root", []string{"state", "c"}, []string{"PATH=/../../opt"}, defaults, "/opt/runc"},
+		{"PATH root", []string{"state", "c"}, []string{"PATH=/"}, fastpathSys{files: append([]fastpathFile{{"/runc", 2, 1, fpExec}}, fpFiles...)}, "/runc"},
+		{"PATH empty entry first", []string{"state", "c"}, []string{"PATH=:/usr/sbin"}, defaults, ""},
+		{"PATH empty entry after runc", []string{"state", "c"}, []string{"PATH=/usr/sbin:"}, defaults, "/usr/sbin/runc"},
+		{"PATH empty entry before runc", []string{"state", "c"}, []string{"PATH=/nosuch::/usr/sbin"}, defaults, ""},
+		{"PATH trailing empty entry, no runc", []string{"state", "c"}, []string{"PATH=/nosuch:"}, defaults, ""},
+		{"PATH relative entry", []string{"state", "c"}, []string{"PATH=bin:/usr/sbin"}, defaults, ""},
+		{"PATH dot", []string{"state", "c"}, []string{"PATH=.:/usr/sbin"}, defaults, ""},
+		{"PATH relative after runc", []string{"state", "c"}, []string{"PATH=/usr/sbin:bin"}, defaults, "/usr/sbin/runc"},
+		{"PATH only this binary, fallbacks", []string{"state", "c"}, []string{"PATH=/usr/local/sbin"}, defaults, "/usr/sbin/runc"},
+		{"only this binary anywhere", []string{"state", "c"}, []string{"PATH=/usr/local/sbin"},
+			fastpathSys{files: fpFiles[:2]}, ""},
+		{"no runc anywhere", []string{"state", "c"}, []string{"PATH=/nosuch"}, fastpathSys{files: fpFiles[:1]}, ""},
+		{"no /proc/self/exe", []string{"state", "c"}, env, fastpathSys{configPath: cfg, config: []byte(`{"runtime":"/opt/runc"}`), files: fpFiles[1:]}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := fastpathDecide(append([]string{"/usr/local/bin/runc-userns"}, c.argv...), c.env, c.sys)
+			if ok != (c.want != "") || got != c.want {
+				t.Errorf("fastpathDecide(%q, %q) = %q, %v; want %q", c.argv, c.env, got, ok, c.want)
+			}
+		})
+	}
+}
+
+// fastCommands are the commands the C side may fast-path (main.go's
+// dispatch answers them with a bare exec).
+var fastCommands = map[string]bool{
+	"start": true, "state": true, "kill": true, "list": true, "ps": true,
+	"events": true, "pause": true, "resume": true, "update": true,
+}
+
+// FuzzFastPath: whenever the C side would exec runc R, the Go code would
+// too: oci.Parse finds a fast command and no --help/--version,
+// config.Parse accepts the config and names R, or names nothing and R is
+// what runc.Find's search finds on PATH.
+func FuzzFastPath(f *testing.F) {
+	f.Add([]byte("state\x00c"), []byte(`{"runtime":"/opt/runc"}`), "/usr/sbin")
+	f.Add([]byte("--root\x00/r\x00kill\x00c\x00KILL"), []byte(`{}`), "/usr/local/sbin:/usr/sbin")
+	f.Add([]byte("--\x00list"), []byte(`{"userns":{"mode":"always","ranges":[{"hostID":1,"size":2}],"slotSize":65536}}`), "/usr//local/../sbin")
+	f.Add([]byte("create\x00c"), []byte(`{"runtime":"/opt/runc"}`), "/usr/sbin")
+	f.Add([]byte("--log-format=json\x00state\x00c"), []byte(`{"stateDir":"/x","userns":{"subidUser":"a\u0041","rootfsChown":true}}`), "/opt:/usr/sbin")
+	f.Fuzz(func(t *testing.T, argvBytes, raw []byte, pathEnv string) {
+		if bytes.IndexByte([]byte(pathEnv), 0) >= 0 {
+			return // not an environment string
+		}
+		args := strings.Split(string(argvBytes), "\x00")
+		sys := fastpathSys{configPath: "/cfg.json", config: raw, files: fpFiles}
+		got, ok := fastpathDecide(append([]string{"runc-userns"}, args...),
+			[]string{"RUNC_USERNS_CONFIG=/cfg.json", "PATH=" + pathEnv}, sys)
+		if !ok {
+			return
+		}
+		inv := oci.Parse(args)
+		if !fastCommands[inv.Command] || inv.Help || inv.Version || adminVerbs[args[0]] {
+			t.Fatalf("fast path for %q, but oci.Parse says command %q, help %v, version %v", args, inv.Command, inv.Help, inv.Version)
+		}
+		if !json.Valid(raw) {
+			t.Fatalf("fast path with invalid JSON %q", raw)
+		}
+		var rt struct{ Runtime string }
+		if err := json.Unmarshal(raw, &rt); err != nil {
+			t.Fatalf("fast path, but %q does not decode: %v", raw, err)
+		}
+		cfg, err := config.Parse(raw)
+		if err != nil {
+			t.Fatalf("fast path, but config.Parse(%q): %v", raw, err)
+		}
+		if cfg.Runtime != rt.Runtime {
+			t.Fatalf("config.Parse(%q) runtime %q, a plain decode %q", raw, cfg.Runtime, rt.Runtime)
+		}
+		want := cfg.Runtime
+		if want == "" {
+			want = fpSearch(pathEnv)
+		}
+		if got != want {
+			t.Fatalf("fast path execs %q; config %q, PATH %q: the Go code would exec %q", got, raw, pathEnv, want)
+		}
+	})
+}
+
+// fpSearch is runc.Find's search over fpFiles (stat by exact path, which
+// is what the fake does): the first regular executable runc on PATH, then
+// in the fallbacks, that is not /proc/self/exe; "" for none or a relative
+// candidate (which the C side leaves to Go).
+func fpSearch(pathEnv string) string {
+	var candidates []string
+	for _, dir := range filepath.SplitList(pathEnv) {
+		if dir == "" {
+			dir = "."
+		}
+		candidates = append(candidates, filepath.Join(dir, "runc"))
+	}
+	candidates = append(candidates, "/usr/local/sbin/runc", "/usr/local/bin/runc",
+		"/usr/sbin/runc", "/usr/bin/runc", "/sbin/runc", "/bin/runc")
+	for _, c := range candidates {
+		for _, f := range fpFiles {
+			if f.path == c && f.mode&0o170000 == 0o100000 && f.mode&0o111 != 0 && f.ino != fpFiles[0].ino {
+				if !filepath.IsAbs(c) {
+					return ""
+				}
+				return c
+			}
+		}
+	}
+	return ""
+}

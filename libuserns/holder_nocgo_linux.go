@@ -1,0 +1,15 @@
+//go:build !cgo
+
+package libuserns
+
+import (
+	"errors"
+	"os"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// newUserns needs the C holder (holder_linux.c).
+func newUserns(_, _ []specs.LinuxIDMapping) (*os.File, error) {
+	return nil, errors.New("this runc-userns was built without cgo (CGO_ENABLED=0) and cannot create user namespaces: rebuild it with `make build`")
+}

@@ -1,0 +1,147 @@
+#!/usr/bin/env bats
+# The pass-through fast path (fastpath_linux.c): state, kill, start and the
+# other bare pass-through commands exec runc before the Go runtime starts
+# (no thread is created before runc's execve); RUNC_USERNS_FASTPATH=0 gives
+# the same answers through the Go code; whatever the fast path is not sure
+# of reaches the Go code and its errors.
+
+load helpers
+
+setup() {
+	requires root
+	command -v strace >/dev/null || skip "strace not installed (make deps)"
+	setup_env
+}
+
+teardown() {
+	teardown_env
+}
+
+# traced NAME ARGS...: the wrapper with the test's root under strace, the
+# trace of execve and thread/process creation in $TESTDIR/NAME.trace.
+traced() {
+	local name=$1
+	shift
+	strace -f -qq -s 4096 -o "$TESTDIR/$name.trace" -e trace=execve,clone,clone3,fork,vfork \
+		"$WRAPPER" --root "$RUNC_ROOT" "$@"
+}
+
+# fast_path_taken NAME: in the trace, the real runc was exec'd (argv[0]
+# its path) before anything was cloned: no Go runtime ran.
+fast_path_taken() {
+	awk -v rt="execve(\"$REAL_RUNC\", [\"$REAL_RUNC\", " '
+		index($0, rt) { found = 1; exit }
+		/ (clone3?|v?fork)\(/ { cloned = 1; exit }
+		END { exit !(found && !cloned) }' "$TESTDIR/$1.trace" || {
+		echo "runc was not exec'd before the first clone:" >&2
+		cat "$TESTDIR/$1.trace" >&2
+		return 1
+	}
+}
+
+# go_path_taken NAME: the trace shows the Go runtime ran first.
+go_path_taken() {
+	if fast_path_taken "$1" 2>/dev/null; then
+		echo "the fast path was taken:" >&2
+		cat "$TESTDIR/$1.trace" >&2
+		return 1
+	fi
+}
+
+@test "start, state and kill exec runc before any thread is created" {
+	b=$(setup_bundle c1)
+	wrapper create --bundle "$b" c1 </dev/null >/dev/null
+	run -0 traced start start c1
+	fast_path_taken start
+	wait_status c1 running
+	run -0 --separate-stderr traced state state c1
+	fast_path_taken state
+	[ "$(echo "$output" | jq -r .status)" = running ]
+	run -0 traced kill kill c1 KILL
+	fast_path_taken kill
+	wait_status c1 stopped
+	# Global flags in both forms, and --.
+	run -0 traced flags --debug --log-format=json -- state c1
+	fast_path_taken flags
+	# The Go code, for comparison: the runtime's threads come first.
+	export RUNC_USERNS_FASTPATH=0
+	run -0 traced slow state c1
+	go_path_taken slow
+	unset RUNC_USERNS_FASTPATH
+	# Not a pass-through command: the Go code.
+	run -1 traced create create --bundle "$b" c1
+	go_path_taken create
+}
+
+@test "RUNC_USERNS_FASTPATH=0: the same stdout, stderr and exit status" {
+	b=$(setup_bundle c1)
+	start_container "$b" c1
+	local argv id
+	for id in c2 c3; do
+		b=$(setup_bundle $id)
+		wrapper create --bundle "$b" $id </dev/null >/dev/null
+	done
+	for argv in "state c1" "state c2" "state nosuchid" "list" "list -q" "list --format json" \
+		"ps c1 -o pid,comm" "kill nosuchid" "kill c2 0" "pause nosuchid" "resume c1" \
+		"update --pids-limit 100 c1" "update nosuchid" "start nosuchid" "events --stats nosuchid" \
+		"--log-format json state nosuchid" "--debug state c1" "-- state c1" "state" "state --help" \
+		"--root=$RUNC_ROOT list -q"; do
+		# shellcheck disable=SC2086 # split on purpose
+		capture fast "$WRAPPER" --root "$RUNC_ROOT" $argv
+		# shellcheck disable=SC2086
+		capture slow env RUNC_USERNS_FASTPATH=0 "$WRAPPER" --root "$RUNC_ROOT" $argv
+		same_capture fast slow || fail "differs: $argv"
+	done
+	# start succeeds once per container: one each way.
+	capture fast "$WRAPPER" --root "$RUNC_ROOT" start c2
+	capture slow env RUNC_USERNS_FASTPATH=0 "$WRAPPER" --root "$RUNC_ROOT" start c3
+	same_capture fast slow
+	[ "$(cat "$TESTDIR/fast.rc")" = 0 ]
+	wait_status c2 running
+	wait_status c3 running
+}
+
+@test "a config that names this binary as the runtime: the Go code's refusal" {
+	b=$(setup_bundle c1)
+	start_container "$b" c1
+	write_config "$(jq -n --arg rt "$WRAPPER" '{runtime: $rt}')"
+	for argv in "state c1" "kill c1 0" "list"; do
+		# shellcheck disable=SC2086 # split on purpose
+		run -1 --separate-stderr wrapper $argv
+		[ -z "$output" ]
+		[[ "$stderr" == *"refusing to run runc-userns as the real runc"*"is this binary"* ]]
+	done
+}
+
+@test "a config the Go code refuses: its error, for state as for create" {
+	b=$(setup_bundle c1)
+	local cfg
+	for cfg in '{"bogus": 1}' '{"runtime": "runc"}' '{"Runtime": 1}' '{"userns": {"mode": "auto"}}' \
+		'{"runtime": "/usr/sbin/runc"} x' '{"runtime": "/usr/sbin/runc"'; do
+		echo "$cfg" >"$RUNC_USERNS_CONFIG"
+		capture state wrapper state c1
+		capture create wrapper create --bundle "$b" c1
+		same_capture state create
+		[ "$(cat "$TESTDIR/state.rc")" = 1 ]
+		grep -qF "runc-userns config $RUNC_USERNS_CONFIG: " "$TESTDIR/state.err"
+		[ -z "$(ls -A "$RUNC_ROOT" 2>/dev/null)" ]
+	done
+	# Unreadable: the Go code's error, not runc's.
+	export RUNC_USERNS_CONFIG=$TESTDIR/nosuch.json
+	run -1 --separate-stderr wrapper state c1
+	[[ "$stderr" == *"read runc-userns config: "*"nosuch.json"* ]]
+}
+
+@test "a config the fast path is not sure of: the Go code runs the call" {
+	b=$(setup_bundle c1)
+	start_container "$b" c1
+	# Valid for Go (escapes, a key in another case), left to it by C.
+	local rt=${REAL_RUNC//\//\\/}
+	for cfg in "{\"runtime\": \"$rt\"}" "{\"RUNTIME\": \"$REAL_RUNC\"}"; do
+		echo "$cfg" >"$RUNC_USERNS_CONFIG"
+		run -0 --separate-stderr traced state state c1
+		[ "$(echo "$output" | jq -r .status)" = running ]
+		go_path_taken state
+		grep -qF "execve(\"$REAL_RUNC\", [\"$REAL_RUNC\", " "$TESTDIR/state.trace"
+	done
+}
