@@ -36,7 +36,7 @@ func (a *app) exec() int {
 // run runs the real runc as a child with argv untouched and returns its
 // exit status; our held log lines are kept only if it succeeded.
 func (a *app) run() int {
-	status, err := runc.Run(a.runtime, a.inv.Args)
+	status, err := runc.Run(a.runtime, a.inv.Args, a.inv.Command == "run" && !a.inv.Detach)
 	if err != nil {
 		return a.fail(err)
 	}

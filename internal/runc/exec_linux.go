@@ -21,13 +21,45 @@ func Exec(path string, args []string) error {
 	return fmt.Errorf("exec %s: %w", path, err)
 }
 
-// Run starts the real runc as a child, forwards every signal to it, waits,
-// and returns the exit status the caller should exit with. The child
-// inherits everything Exec would hand over: Go opens its own files with
-// O_CLOEXEC, so the fds we inherited stay inheritable.
-func Run(path string, args []string) (int, error) {
+// Signals forwarded to runc. Notify registers each signal with a round
+// trip to the runtime's signal-mask thread, and Stop undoes it with
+// another: for every signal, ~5 ms a call on a nested VM. A create or
+// delete is short and forwards what a caller sends to stop or poke a
+// process; any other signal takes its default action on us, as it would
+// on runc (runc carries on, and delete --force or pool gc clean up after
+// us). A foreground `run` lives as long as its container, and runc
+// forwards every signal to the container: it forwards everything but
+// SIGCHLD (about runc itself) and SIGURG (the Go runtime's preemption
+// signal, sent to our own threads).
+var (
+	shortSignals = []os.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SIGUSR1, unix.SIGUSR2}
+	allSignals   = func() []os.Signal {
+		var list []os.Signal
+		for s := syscall.Signal(1); s <= 64; s++ {
+			switch s {
+			case unix.SIGCHLD, unix.SIGURG, unix.SIGKILL, unix.SIGSTOP:
+				continue
+			case 32, 33: // glibc's own real-time signals, which Go leaves alone
+				continue
+			}
+			list = append(list, s)
+		}
+		return list
+	}()
+)
+
+// Run starts the real runc as a child, forwards signals to it (all of them
+// with foreground, see shortSignals), waits, and returns the exit status
+// the caller should exit with. The child inherits everything Exec would
+// hand over: Go opens its own files with O_CLOEXEC, so the fds we
+// inherited stay inheritable.
+func Run(path string, args []string, foreground bool) (int, error) {
 	sigs := make(chan os.Signal, 64)
-	signal.Notify(sigs)
+	if foreground {
+		signal.Notify(sigs, allSignals...)
+	} else {
+		signal.Notify(sigs, shortSignals...)
+	}
 	defer signal.Stop(sigs)
 
 	proc, err := os.StartProcess(path, append([]string{path}, args...), &os.ProcAttr{
@@ -43,13 +75,7 @@ func Run(path string, args []string) (int, error) {
 		for {
 			select {
 			case s := <-sigs:
-				sig, ok := s.(syscall.Signal)
-				// SIGCHLD is about runc itself; SIGURG is the Go runtime's
-				// preemption signal, not the caller's.
-				if !ok || sig == unix.SIGCHLD || sig == unix.SIGURG {
-					continue
-				}
-				_ = proc.Signal(sig)
+				_ = proc.Signal(s)
 			case <-done:
 				return
 			}

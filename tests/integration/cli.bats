@@ -281,34 +281,41 @@ wait_exit() {
 	wait "$1" || BG_STATUS=$?
 }
 
-@test "SIGTERM to a foreground run reaches the container; the wrapper exits with runc's status" {
+@test "SIGTERM and SIGALRM to a foreground run reach the container; the wrapper exits with runc's status" {
+	# A foreground run forwards every signal (create and delete forward
+	# only the usual few: internal/runc/exec_linux.go); SIGALRM is not one
+	# of those few.
 	for mode in none auto; do
-		b=$(setup_bundle "fg-$mode")
-		[ "$mode" = none ] || annotate "$b" runc-userns.io/userns auto
-		# The init of a PID namespace ignores signals it has no handler
-		# for, so sleep as init would never end: trap TERM, and say when
-		# the trap is in place. Its own exit status (42, not the 143 of
-		# a process killed by SIGTERM) tells that runc's status came back.
-		update_config "$b" '.process.args = ["sh", "-c", "trap \"exit 42\" TERM; touch /ready; sleep infinity & wait"]'
-		run_in_background "$TESTDIR/fg-$mode" run --bundle "$b" "fg-$mode"
-		for i in $(seq 100); do
-			[ -e "$b/rootfs/ready" ] && break
-			sleep 0.1
+		for sig in TERM:42 ALRM:43; do
+			name="fg-$mode-${sig%%:*}"
+			b=$(setup_bundle "$name")
+			[ "$mode" = none ] || annotate "$b" runc-userns.io/userns auto
+			# The init of a PID namespace ignores signals it has no
+			# handler for, so sleep as init would never end: trap the
+			# signal, and say when the trap is in place. Its own exit
+			# status (not the 128+N of a process killed by the signal)
+			# tells that runc's status came back.
+			update_config "$b" ".process.args = [\"sh\", \"-c\", \"trap \\\"exit ${sig#*:}\\\" ${sig%%:*}; touch /ready; sleep infinity & wait\"]"
+			run_in_background "$TESTDIR/$name" run --bundle "$b" "$name"
+			for i in $(seq 100); do
+				[ -e "$b/rootfs/ready" ] && break
+				sleep 0.1
+			done
+			[ -e "$b/rootfs/ready" ] || {
+				kill -KILL "$BG_PID"
+				cat "$TESTDIR/$name.err"
+				fail "$name did not start"
+			}
+			[ "$(plain_runc state "$name" | jq -r .status)" = running ]
+			kill "-${sig%%:*}" "$BG_PID"
+			wait_exit "$BG_PID" 10
+			echo "$name: status $BG_STATUS; stderr: $(cat "$TESTDIR/$name.err")"
+			[ "$BG_STATUS" = "${sig#*:}" ]
+			# runc deleted the foreground container; we gave back its range.
+			[ ! -e "$RUNC_ROOT/$name" ]
+			[ ! -e "$STATE_DIR/pool.json" ] || [ "$(pool_json | jq length)" = 0 ]
+			[ -z "$(staging_mounts)" ]
 		done
-		[ -e "$b/rootfs/ready" ] || {
-			kill -KILL "$BG_PID"
-			cat "$TESTDIR/fg-$mode.err"
-			fail "fg-$mode did not start"
-		}
-		[ "$(plain_runc state "fg-$mode" | jq -r .status)" = running ]
-		kill -TERM "$BG_PID"
-		wait_exit "$BG_PID" 10
-		echo "status $BG_STATUS; stderr: $(cat "$TESTDIR/fg-$mode.err")"
-		[ "$BG_STATUS" = 42 ]
-		# runc deleted the foreground container; we gave back its range.
-		[ ! -e "$RUNC_ROOT/fg-$mode" ]
-		[ ! -e "$STATE_DIR/pool.json" ] || [ "$(pool_json | jq length)" = 0 ]
-		[ -z "$(staging_mounts)" ]
 	done
 }
 
