@@ -39,17 +39,25 @@ mkbundle() { # NAME JQ
 		"$tmp/$1/config.json" >"$tmp/$1/c" && mv "$tmp/$1/c" "$tmp/$1/config.json"
 }
 mkbundle plain '.'
+binds='[]'
+for i in $(seq 0 9); do
+	mkdir -p "$tmp/vol/$i" && echo "$i" >"$tmp/vol/$i/file"
+	binds=$(jq -c --arg s "$tmp/vol/$i" --arg d "/vol$i" '. + [{destination: $d, type: "bind", source: $s, options: ["rbind"]}]' <<<"$binds")
+done
 # The best runc 1.1 can do alone: a user namespace over a rootfs chowned
 # to the range beforehand (outside the pool's ranges).
 mkbundle chowned '.linux.namespaces += [{"type": "user"}]
 	| .linux.uidMappings = [{"containerID": 0, "hostID": 3800000000, "size": 65536}]
 	| .linux.gidMappings = [{"containerID": 0, "hostID": 3800000000, "size": 65536}]'
 chown -R 3800000000:3800000000 "$tmp/chowned/rootfs"
-binds='[]'
-for i in $(seq 0 9); do
-	mkdir -p "$tmp/vol/$i" && echo "$i" >"$tmp/vol/$i/file"
-	binds=$(jq -c --arg s "$tmp/vol/$i" --arg d "/vol$i" '. + [{destination: $d, type: "bind", source: $s, options: ["rbind"]}]' <<<"$binds")
-done
+# The same spec as runc-userns's below, done by runc alone: what runc itself
+# spends on a user namespace and 10 bind mounts, so that the difference to
+# runc-userns is the wrapper's own cost.
+mkbundle chowned-binds ".linux.namespaces += [{\"type\": \"user\"}]
+	| .linux.uidMappings = [{\"containerID\": 0, \"hostID\": 3800000000, \"size\": 65536}]
+	| .linux.gidMappings = [{\"containerID\": 0, \"hostID\": 3800000000, \"size\": 65536}]
+	| .mounts += $binds"
+chown -R 3800000000:3800000000 "$tmp/chowned-binds/rootfs"
 mkbundle userns ".annotations[\"runc-userns.io/userns\"] = \"auto\" | .mounts += $binds"
 # The same with config.json and stateDir on the tmpfs (the rootfs stays on
 # disk, named by an absolute root.path): what the wrapper writes costs what
@@ -66,6 +74,7 @@ done
 variants=(
 	"runc=/usr/sbin/runc=$tmp/plain"
 	"runc+userns(pre-chowned)=/usr/sbin/runc=$tmp/chowned"
+	"runc+userns+10binds(pre-chowned)=/usr/sbin/runc=$tmp/chowned-binds"
 	"execwrap=$tmp/execwrap=$tmp/plain"
 	"wrapper(exec-only)=$W=$tmp/plain=$tmp/config-11.json"
 	"runc-userns(pool+idmap+10binds)=$W=$tmp/userns=$tmp/config-11.json"
