@@ -58,6 +58,14 @@ mkbundle chowned-binds ".linux.namespaces += [{\"type\": \"user\"}]
 	| .linux.gidMappings = [{\"containerID\": 0, \"hostID\": 3800000000, \"size\": 65536}]
 	| .mounts += $binds"
 chown -R 3800000000:3800000000 "$tmp/chowned-binds/rootfs"
+# The same for upstream runc, whose binds are idmapped by runc itself (what
+# runc-userns asks of it on its native path): upstream runc's own cost.
+mkbundle chowned-idmap-binds ".linux.namespaces += [{\"type\": \"user\"}]
+	| .linux.uidMappings = [{\"containerID\": 0, \"hostID\": 3800000000, \"size\": 65536}]
+	| .linux.gidMappings = [{\"containerID\": 0, \"hostID\": 3800000000, \"size\": 65536}]
+	| .mounts += ($binds | map(. + {uidMappings: [{containerID: 0, hostID: 3800000000, size: 65536}],
+		gidMappings: [{containerID: 0, hostID: 3800000000, size: 65536}]}))"
+chown -R 3800000000:3800000000 "$tmp/chowned-idmap-binds/rootfs"
 mkbundle userns ".annotations[\"runc-userns.io/userns\"] = \"auto\" | .mounts += $binds"
 # The same with config.json and stateDir on the tmpfs (the rootfs stays on
 # disk, named by an absolute root.path): what the wrapper writes costs what
@@ -83,6 +91,7 @@ variants=(
 if [ -x "$UPSTREAM" ]; then
 	variants+=(
 		"upstream-runc=$UPSTREAM=$tmp/plain"
+		"upstream-runc+userns+10idmapped-binds(pre-chowned)=$UPSTREAM=$tmp/chowned-idmap-binds"
 		"runc-userns(upstream,native-idmap)=$W=$tmp/userns=$tmp/config-up.json"
 	)
 fi
