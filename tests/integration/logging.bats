@@ -127,6 +127,20 @@ one_json_error() {
 	[ ! -s "$TESTDIR/q.err" ]
 }
 
+@test "--debug: create and delete each log one line with the time of every step" {
+	b=$(setup_bundle timed)
+	annotate "$b" runc-userns.io/userns auto
+	wrapper --debug --log "$TESTDIR/log" --log-format json create --bundle "$b" timed </dev/null >/dev/null 2>&1
+	wrapper --debug --log "$TESTDIR/log" --log-format json delete --force timed
+	# Every step named, each with its milliseconds, the total first.
+	ms='[0-9]+\.[0-9]{2} ms'
+	jq -r 'select(.level == "debug") | .msg' "$TESTDIR/log" | grep -E "^container timed: create took $ms: load $ms, request $ms, features $ms, pool $ms, pin $ms, userns $ms, mounts $ms, plan $ms, modify $ms, write $ms, stdio $ms, runc $ms, detach $ms$" ||
+		fail "no create timing line in: $(cat "$TESTDIR/log")"
+	jq -r 'select(.level == "debug") | .msg' "$TESTDIR/log" | grep -E "^container timed: delete took $ms: state $ms, runc $ms, release $ms$" ||
+		fail "no delete timing line in: $(cat "$TESTDIR/log")"
+	[ "$(pool_json | jq length)" = 0 ]
+}
+
 @test "a config.json that does not parse: an error naming the file and the offset; the file is untouched" {
 	b=$(setup_bundle badjson)
 	annotate "$b" runc-userns.io/userns auto
