@@ -12,8 +12,15 @@
 #define FP_PATH_MAX 4096
 /* A config file longer than this is left to the Go code. */
 #define FP_CONFIG_MAX 65536
+/* A runc state.json longer than this is left to the Go code (runc's are a
+ * few KiB; a spec with a huge annotation or env can be more). */
+#define FP_STATE_MAX (4L << 20)
 
-/* read_config's answers besides a length. */
+/* oci.AnnotationStamp: on every spec the wrapper edits; runc keeps the
+ * spec's annotations in state.json (a test checks it is the Go constant). */
+#define FP_STAMP_KEY "runc-userns.io/stamp"
+
+/* read_config's and read_state's answers besides a length. */
 #define FP_READ_ENOENT (-1L) /* the file does not exist */
 #define FP_READ_FAIL (-2L)   /* any other error, or longer than cap */
 
@@ -27,6 +34,8 @@ struct fp_sys {
 	long (*read_config)(const struct fp_sys *sys, const char *path, char *buf, size_t cap);
 	/* stat is stat(2): it follows symlinks; 0 on success. */
 	int (*stat)(const struct fp_sys *sys, const char *path, struct fp_stat *st);
+	/* read_state reads runc's state.json at path, as read_config. */
+	long (*read_state)(const struct fp_sys *sys, const char *path, char *buf, size_t cap);
 	void *data;
 };
 
@@ -36,5 +45,12 @@ struct fp_sys {
  * of that runc, argv untouched; 0 when it is not, or not sure.
  */
 int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, char *runtime, size_t cap);
+
+/*
+ * fp_read_file is the real read_config and read_state: a regular file only,
+ * opened O_NONBLOCK (a FIFO must not hang the call), whole and at most cap
+ * bytes, else FP_READ_FAIL.
+ */
+long fp_read_file(const struct fp_sys *sys, const char *path, char *buf, size_t cap);
 
 #endif

@@ -5,7 +5,17 @@
  * starts (as runc's nsexec does) and, for a call the Go code would answer
  * with a bare exec of the real runc, execs it at once. The Go runtime's
  * start-up alone costs ~200 page faults, several milliseconds on a nested
- * VM; state, kill and start are called for every container.
+ * VM; state, kill and start are called for every container, delete too,
+ * and exec for every exec probe.
+ *
+ * delete and exec are the Go code's (delete.go, netjoin.go's execIn), but
+ * for a container the wrapper never edited it too only reads runc's
+ * state.json and execs runc: so they are fast-pathed when their argv
+ * scans completely, the ID is valid and <root>/<id>/state.json is whole
+ * and does not hold the stamp annotation's key. Every spec the wrapper
+ * edits carries that stamp and runc copies the spec's annotations into
+ * state.json; without a state.json (a create killed before runc had the
+ * container) delete must release by pool membership: the Go code's.
  *
  * It is an optimisation and nothing else: it never prints, never fails a
  * call and never changes argv. Whatever it does not fully understand (an
@@ -19,8 +29,9 @@
  *
  * The price: with cgo linked in, the Go runtime starts through glibc and
  * makes its threads with pthread_create, ~50 more page faults (~1.5 ms on
- * the nested VM measured) on the calls the Go code handles (create,
- * delete, exec); each pass-through call saves ~7 ms.
+ * the nested VM measured) on the calls the Go code handles (create, and
+ * delete and exec of the containers it edited); each fast-pathed call
+ * saves ~7 ms.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -51,12 +62,25 @@ static const char *const bool_flags[] = {"debug", "systemd-cgroup", NULL};
 
 /*
  * The commands main.go's dispatch answers with a bare a.exec(). Never
- * create, run, delete, exec, features (the Go code acts on them), the
- * admin verbs, or anything else.
+ * create, run, features (the Go code acts on them), the admin verbs, or
+ * anything else; delete and exec only as unstamped() says.
  */
 static const char *const fast_commands[] = {
 	"start", "state", "kill", "list", "ps", "events", "pause", "resume", "update", NULL,
 };
+
+/* oci.commandFlags for delete and exec, without help and h: a call for
+ * runc's usage is rare and not worth a rule of its own; Go passes it on. */
+static const char *const delete_bools[] = {"force", "f", NULL};
+static const char *const delete_values[] = {NULL};
+static const char *const exec_bools[] = {"tty", "t", "detach", "d", "no-new-privs", "ignore-paused", NULL};
+static const char *const exec_values[] = {
+	"console-socket", "pidfd-socket", "cwd", "env", "e", "user", "u", "additional-gids", "g", "process", "p",
+	"pid-file", "process-label", "apparmor", "cap", "c", "preserve-fds", "cgroup", NULL,
+};
+
+/* What fast_argv found. */
+enum { ARGV_GO, ARGV_FAST, ARGV_UNSTAMPED };
 
 /* split_flag is oci.splitFlag: "-x", "--x", "-x=v" and "--x=v". */
 static int split_flag(const char *arg, const char **name, size_t *n, int *has_value)
@@ -77,32 +101,83 @@ static int split_flag(const char *arg, const char **name, size_t *n, int *has_va
 	return 1;
 }
 
-/* fast_argv: argv's command is one of fast_commands, after global flags
- * that oci.Parse knows (and no --help or --version). */
-static int fast_argv(char *const *argv)
+/*
+ * command_id is oci.Parse's scan of delete's or exec's own flags, for the
+ * calls it marks Scanned: the container ID, or NULL. exec's flags end at
+ * its first positional, the ID (the rest is the command); delete has one
+ * positional, with flags before or after it. "--" (Parse then takes the
+ * rest as positionals) is left to the Go code.
+ */
+static const char *command_id(char *const *args, int exec)
 {
-	const char *name;
+	const char *const *bools = exec ? exec_bools : delete_bools;
+	const char *const *values = exec ? exec_values : delete_values;
+	const char *name, *id = NULL;
+	size_t n;
+	int has_value, j;
+
+	for (j = 0; args[j]; j++) {
+		if (strcmp(args[j], "--") == 0)
+			return NULL;
+		if (!split_flag(args[j], &name, &n, &has_value)) {
+			if (id)
+				return NULL; /* delete's second positional */
+			id = args[j];
+			if (exec)
+				break;
+			continue;
+		}
+		if (in(bools, name, n))
+			continue;
+		if (!in(values, name, n))
+			return NULL; /* help, h, or unknown */
+		if (!has_value && !args[++j])
+			return NULL;
+	}
+	return id;
+}
+
+/*
+ * fast_argv: after global flags that oci.Parse knows (and no --help or
+ * --version), argv's command is one of fast_commands (ARGV_FAST), or a
+ * delete or exec that Parse scans completely (ARGV_UNSTAMPED, with the
+ * last --root, as Parse keeps it, and the ID).
+ */
+static int fast_argv(char *const *argv, const char **root, const char **id)
+{
+	const char *name, *cmd;
 	size_t n;
 	int has_value, i;
 
 	if (!argv || !argv[0])
-		return 0;
+		return ARGV_GO;
+	*root = "/run/runc"; /* oci.DefaultRoot */
 	for (i = 1; argv[i]; i++) {
 		if (!split_flag(argv[i], &name, &n, &has_value))
 			break;
 		if (in(bool_flags, name, n))
 			continue;
 		if (!in(value_flags, name, n))
-			return 0; /* help, version, or runc's own error */
+			return ARGV_GO; /* help, version, or runc's own error */
 		if (!has_value) {
 			if (!argv[i + 1])
-				return 0;
+				return ARGV_GO;
 			i++;
 		}
+		if (n == 4 && memcmp(name, "root", 4) == 0)
+			*root = has_value ? name + 5 : argv[i];
 	}
 	if (argv[i] && strcmp(argv[i], "--") == 0)
 		i++;
-	return argv[i] && in(fast_commands, argv[i], strlen(argv[i]));
+	cmd = argv[i];
+	if (!cmd)
+		return ARGV_GO;
+	if (in(fast_commands, cmd, strlen(cmd)))
+		return ARGV_FAST;
+	if (strcmp(cmd, "delete") != 0 && strcmp(cmd, "exec") != 0)
+		return ARGV_GO;
+	*id = command_id(argv + i + 1, strcmp(cmd, "exec") == 0);
+	return *id ? ARGV_UNSTAMPED : ARGV_GO;
 }
 
 /* fp_getenv is Go's os.Getenv: the first NAME=value wins. */
@@ -132,9 +207,14 @@ struct json {
 	const char *p, *end;
 };
 
+static int space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
 static void ws(struct json *j)
 {
-	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+	while (j->p < j->end && space(*j->p))
 		j->p++;
 }
 
@@ -354,9 +434,10 @@ static const char *const fallback_paths[] = {
 	"/usr/local/sbin/runc", "/usr/local/bin/runc", "/usr/sbin/runc", "/usr/bin/runc", "/sbin/runc", "/bin/runc", NULL,
 };
 
-/* join_runc is Go's filepath.Join(dir, "runc") for an absolute dir: the
- * lexical Clean, which is also the path Go stats and passes as argv[0]. */
-static int join_runc(const char *dir, size_t n, char *out, size_t cap)
+/* join is Go's filepath.Join(dir, name) for an absolute dir and a name
+ * that is one plain component: the lexical Clean ("a/../b" is "b" even if
+ * a is a symlink), which is the path Go uses. */
+static int join(const char *dir, size_t n, const char *name, char *out, size_t cap)
 {
 	size_t i = 0, o = 1, s, len;
 	int last = 0;
@@ -375,8 +456,8 @@ static int join_runc(const char *dir, size_t n, char *out, size_t cap)
 		e = dir + s;
 		len = i - s;
 		if (len == 0) {
-			e = "runc";
-			len = 4;
+			e = name;
+			len = strlen(name);
 			last = 1;
 		} else if (len == 1 && e[0] == '.') {
 			continue;
@@ -436,7 +517,8 @@ static int find_runc(const struct fp_sys *sys, const char *configured, const cha
 		 * getcwd; leave that to it. */
 		if (n == 0 || path_env[0] != '/')
 			return 0;
-		if (!join_runc(path_env, n, runtime, cap))
+		/* Also the path Go stats and passes as argv[0]. */
+		if (!join(path_env, n, "runc", runtime, cap))
 			return 0;
 		if (candidate(sys, runtime, &self))
 			return 1;
@@ -457,15 +539,76 @@ static int find_runc(const struct fp_sys *sys, const char *configured, const cha
 	return 0;
 }
 
+/* --- delete and exec: delete.go and netjoin.go's execIn. */
+
+/* valid_id is oci.ValidateID. */
+static int valid_id(const char *id)
+{
+	size_t n = strlen(id), i;
+
+	if (n == 0 || n > 1024 || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)id[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("_+-.", c)))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * unstamped: runc has container id under root and the wrapper never edited
+ * it, so the Go code would exec runc at once: delete finds no stamp to
+ * release by, execIn no network namespace to enter. state.json must be
+ * whole (a '{' first and a '}' last, white space aside), and must not hold
+ * the stamp key anywhere: runc writes it with encoding/json, which never
+ * escapes a byte of the key, so a stamp cannot hide in an escape. A
+ * relative --root is left to Go (filepath.Abs), as is a missing file.
+ */
+static int unstamped(const struct fp_sys *sys, const char *root, const char *id)
+{
+	char path[FP_PATH_MAX];
+	struct json j;
+	char *buf;
+	long len;
+	int ok;
+
+	if (root[0] != '/' || !valid_id(id))
+		return 0;
+	/* The ID is one plain component: Go's Join(Abs(root), id, "state.json"). */
+	if (!join(root, strlen(root), id, path, sizeof path - sizeof "/state.json"))
+		return 0;
+	strcat(path, "/state.json");
+	/* Not on the stack: 4 MiB; malloc maps it, only the pages read fault. */
+	buf = malloc(FP_STATE_MAX);
+	if (!buf)
+		return 0;
+	len = sys->read_state(sys, path, buf, FP_STATE_MAX);
+	ok = len > 0;
+	if (ok) {
+		j.p = buf;
+		j.end = buf + len;
+		ws(&j);
+		while (j.end > j.p && space(j.end[-1]))
+			j.end--;
+		ok = j.end - j.p >= 2 && j.p[0] == '{' && j.end[-1] == '}' &&
+		     !memmem(buf, (size_t)len, FP_STAMP_KEY, sizeof FP_STAMP_KEY - 1);
+	}
+	free(buf);
+	return ok;
+}
+
 int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, char *runtime, size_t cap)
 {
 	char raw[FP_CONFIG_MAX];
 	char configured[FP_PATH_MAX];
-	const char *v, *path;
+	const char *v, *path, *root = NULL, *id = NULL;
 	char *const *e;
 	long len;
+	int kind;
 
-	if (!envp || !fast_argv(argv))
+	kind = fast_argv(argv, &root, &id);
+	if (!envp || kind == ARGV_GO)
 		return 0;
 	/* Go's os.Environ drops empty entries; runc would get a different
 	 * environment. */
@@ -486,12 +629,15 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 	else if (len < 0 || !parse_config(raw, (size_t)len, configured, sizeof configured))
 		return 0;
 
+	if (kind == ARGV_UNSTAMPED && !unstamped(sys, root, id))
+		return 0;
+
 	return find_runc(sys, configured, fp_getenv(envp, "PATH"), runtime, cap);
 }
 
 /* --- the real system and the constructor. */
 
-static long real_read_config(const struct fp_sys *sys, const char *path, char *buf, size_t cap)
+long fp_read_file(const struct fp_sys *sys, const char *path, char *buf, size_t cap)
 {
 	struct stat st;
 	size_t got = 0;
@@ -500,7 +646,7 @@ static long real_read_config(const struct fp_sys *sys, const char *path, char *b
 	int fd;
 
 	(void)sys;
-	/* O_NONBLOCK: a FIFO must not hang us; Go opens it as before. */
+	/* O_NONBLOCK: a FIFO must not hang us; the Go code opens it as before. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return errno == ENOENT ? FP_READ_ENOENT : FP_READ_FAIL;
@@ -550,7 +696,7 @@ static int real_stat(const struct fp_sys *sys, const char *path, struct fp_stat 
  */
 __attribute__((constructor)) static void fastpath(int argc, char **argv, char **envp)
 {
-	static const struct fp_sys sys = {real_read_config, real_stat, NULL};
+	static const struct fp_sys sys = {fp_read_file, real_stat, fp_read_file, NULL};
 	char runtime[FP_PATH_MAX];
 	char **args;
 	int saved = errno;

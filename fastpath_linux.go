@@ -1,12 +1,17 @@
 package main
 
 // The pass-through fast path lives in fastpath_linux.c: a C constructor
-// that, before the Go runtime starts, execs the real runc for start, state,
-// kill, list, ps, events, pause, resume and update when the Go code would
-// do exactly that (same config verdict, same runc, argv untouched), and
-// otherwise returns and lets main run. The Go runtime's start-up alone
-// costs several milliseconds on a nested VM; those commands run for every
-// container. RUNC_USERNS_FASTPATH=0 in the environment turns it off.
+// that, before the Go runtime starts, execs the real runc when the Go code
+// would do exactly that (same config verdict, same runc, argv untouched),
+// and otherwise returns and lets main run: for start, state, kill, list,
+// ps, events, pause, resume and update, and for a delete or exec whose
+// flags oci.Parse scans completely, of a valid container ID whose runc
+// state.json is whole and holds no oci.AnnotationStamp (a container the
+// wrapper never edited: delete has nothing to release, exec no network
+// namespace to enter). The Go runtime's start-up alone costs several
+// milliseconds on a nested VM; those commands run for every container, and
+// exec for every exec probe. RUNC_USERNS_FASTPATH=0 in the environment
+// turns it off.
 //
 // This file only lets the tests run the constructor's decision on bytes
 // and fake files (cgo cannot be used in _test.go files).
@@ -27,22 +32,39 @@ struct fp_fake {
 	const char *config_path;
 	const char *config;
 	long config_len; // or FP_READ_FAIL: the file is unreadable
+	const char *state_path; // "*": every path read_state is asked for
+	const char *state;
+	long state_len; // or FP_READ_FAIL
+	char *state_read; // FP_PATH_MAX bytes: the path read_state was asked for
 	const struct fp_fake_file *files;
 	int nfiles;
 };
+
+static long fp_fake_file(const char *want, const char *data, long len, const char *path, char *buf, size_t cap)
+{
+	if (!want || (strcmp(want, "*") != 0 && strcmp(path, want) != 0))
+		return FP_READ_ENOENT;
+	if (len < 0)
+		return len;
+	if ((size_t)len > cap)
+		return FP_READ_FAIL;
+	memcpy(buf, data, (size_t)len);
+	return len;
+}
 
 static long fp_fake_read(const struct fp_sys *sys, const char *path, char *buf, size_t cap)
 {
 	const struct fp_fake *f = sys->data;
 
-	if (!f->config_path || strcmp(path, f->config_path) != 0)
-		return FP_READ_ENOENT;
-	if (f->config_len < 0)
-		return f->config_len;
-	if ((size_t)f->config_len > cap)
-		return FP_READ_FAIL;
-	memcpy(buf, f->config, (size_t)f->config_len);
-	return f->config_len;
+	return fp_fake_file(f->config_path, f->config, f->config_len, path, buf, cap);
+}
+
+static long fp_fake_read_state(const struct fp_sys *sys, const char *path, char *buf, size_t cap)
+{
+	const struct fp_fake *f = sys->data;
+
+	strncpy(f->state_read, path, FP_PATH_MAX - 1);
+	return fp_fake_file(f->state_path, f->state, f->state_len, path, buf, cap);
 }
 
 static int fp_fake_stat(const struct fp_sys *sys, const char *path, struct fp_stat *st)
@@ -61,9 +83,14 @@ static int fp_fake_stat(const struct fp_sys *sys, const char *path, struct fp_st
 	return -1;
 }
 
+static const char *fp_stamp_key(void)
+{
+	return FP_STAMP_KEY;
+}
+
 static int fp_decide_fake(char **argv, char **envp, struct fp_fake *fake, char *runtime, size_t cap)
 {
-	struct fp_sys sys = {fp_fake_read, fp_fake_stat, fake};
+	struct fp_sys sys = {fp_fake_read, fp_fake_stat, fp_fake_read_state, fake};
 
 	return fp_decide(argv, envp, &sys, runtime, cap);
 }
@@ -81,18 +108,33 @@ type fastpathFile struct {
 }
 
 // fastpathSys is the machine a test's decision sees: the config file at
-// configPath (unreadable when configUnreadable; every other path does not
-// exist) and the files stat finds, /proc/self/exe among them.
+// configPath (unreadable when configUnreadable), runc's state file at
+// statePath ("*": at any path; unreadable when stateUnreadable), every
+// other path does not exist; and the files stat finds, /proc/self/exe
+// among them.
 type fastpathSys struct {
 	configPath       string
 	config           []byte
 	configUnreadable bool
+	statePath        string
+	state            []byte
+	stateUnreadable  bool
 	files            []fastpathFile
 }
 
+// fastpathStampKey is the stamp key the C side looks for in state.json.
+var fastpathStampKey = C.GoString(C.fp_stamp_key())
+
+// fp_read_file's answers besides a length.
+const (
+	fpReadENOENT = C.FP_READ_ENOENT
+	fpReadFail   = C.FP_READ_FAIL
+)
+
 // fastpathDecide runs the constructor's decision: the runtime it would
-// exec argv with, and whether it would.
-func fastpathDecide(argv, env []string, sys fastpathSys) (string, bool) {
+// exec argv with, and whether it would; stateRead is the state.json path
+// it tried to read ("" for none).
+func fastpathDecide(argv, env []string, sys fastpathSys) (runtime, stateRead string, ok bool) {
 	var frees []unsafe.Pointer
 	defer func() {
 		for _, p := range frees {
@@ -127,6 +169,17 @@ func fastpathDecide(argv, env []string, sys fastpathSys) (string, bool) {
 			fake.config_len = C.FP_READ_FAIL
 		}
 	}
+	if sys.statePath != "" {
+		fake.state_path = cstr(sys.statePath)
+		fake.state = (*C.char)(C.CBytes(sys.state))
+		frees = append(frees, unsafe.Pointer(fake.state))
+		fake.state_len = C.long(len(sys.state))
+		if sys.stateUnreadable {
+			fake.state_len = C.FP_READ_FAIL
+		}
+	}
+	fake.state_read = (*C.char)(C.calloc(1, C.FP_PATH_MAX))
+	frees = append(frees, unsafe.Pointer(fake.state_read))
 	if n := len(sys.files); n > 0 {
 		files := (*[1 << 20]C.struct_fp_fake_file)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.struct_fp_fake_file{}))))
 		frees = append(frees, unsafe.Pointer(files))
@@ -136,10 +189,25 @@ func fastpathDecide(argv, env []string, sys fastpathSys) (string, bool) {
 		fake.files, fake.nfiles = &files[0], C.int(n)
 	}
 
-	runtime := (*C.char)(C.malloc(C.FP_PATH_MAX))
-	frees = append(frees, unsafe.Pointer(runtime))
-	if C.fp_decide_fake(cvec(argv), cvec(env), fake, runtime, C.FP_PATH_MAX) == 0 {
-		return "", false
+	rt := (*C.char)(C.malloc(C.FP_PATH_MAX))
+	frees = append(frees, unsafe.Pointer(rt))
+	ok = C.fp_decide_fake(cvec(argv), cvec(env), fake, rt, C.FP_PATH_MAX) != 0
+	if ok {
+		runtime = C.GoString(rt)
 	}
-	return C.GoString(runtime), true
+	return runtime, C.GoString(fake.state_read), ok
+}
+
+// fastpathReadFile runs the constructor's real reader: the file's bytes (at
+// most max) and their count, or fpReadENOENT or fpReadFail.
+func fastpathReadFile(path string, max int) ([]byte, int) {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	buf := C.malloc(C.size_t(max + 1))
+	defer C.free(buf)
+	n := C.fp_read_file(nil, cpath, (*C.char)(buf), C.size_t(max))
+	if n < 0 {
+		return nil, int(n)
+	}
+	return C.GoBytes(buf, C.int(n)), int(n)
 }

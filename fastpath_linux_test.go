@@ -5,9 +5,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/oci"
@@ -62,13 +65,7 @@ func TestFastpathDecide(t *testing.T) {
 		return s + strings.Repeat(" ", n-len(s))
 	}
 
-	cases := []struct {
-		name string
-		argv []string // after argv[0]
-		env  []string
-		sys  fastpathSys
-		want string // "" for "left to Go"
-	}{
+	cases := []fastpathCase{
 		// The commands dispatch answers with a bare exec.
 		{"start", []string{"start", "c"}, env, configured, "/opt/runc"},
 		{"state", []string{"state", "c"}, env, configured, "/opt/runc"},
@@ -84,8 +81,6 @@ func TestFastpathDecide(t *testing.T) {
 		// Always the Go code's.
 		{"create", []string{"create", "c"}, env, configured, ""},
 		{"run", []string{"run", "c"}, env, configured, ""},
-		{"delete", []string{"delete", "c"}, env, configured, ""},
-		{"exec", []string{"exec", "c", "true"}, env, configured, ""},
 		{"features", []string{"features"}, env, configured, ""},
 		{"pool", []string{"pool", "ls"}, env, configured, ""},
 		{"doctor", []string{"doctor"}, env, configured, ""},
@@ -255,11 +250,206 @@ func TestFastpathDecide(t *testing.T) {
 		{"no runc anywhere", []string{"state", "c"}, []string{"PATH=/nosuch"}, fastpathSys{files: fpFiles[:1]}, ""},
 		{"no /proc/self/exe", []string{"state", "c"}, env, fastpathSys{configPath: cfg, config: []byte(`{"runtime":"/opt/runc"}`), files: fpFiles[1:]}, ""},
 	}
+	runFastpathCases(t, cases)
+}
+
+type fastpathCase struct {
+	name string
+	argv []string // after argv[0]
+	env  []string
+	sys  fastpathSys
+	want string // "" for "left to Go"
+}
+
+func runFastpathCases(t *testing.T, cases []fastpathCase) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, ok := fastpathDecide(append([]string{"/usr/local/bin/runc-userns"}, c.argv...), c.env, c.sys)
+			got, _, ok := fastpathDecide(append([]string{"/usr/local/bin/runc-userns"}, c.argv...), c.env, c.sys)
 			if ok != (c.want != "") || got != c.want {
 				t.Errorf("fastpathDecide(%q, %q) = %q, %v; want %q", c.argv, c.env, got, ok, c.want)
+			}
+		})
+	}
+}
+
+// fpState is a state.json as runc writes it for a container the wrapper
+// never edited (cut down: runc's own, with the spec's annotations as
+// labels); fpStamped one it edited.
+const (
+	fpState   = `{"id":"c","init_process_pid":42,"config":{"labels":["bundle=/b","io.kubernetes.cri.container-type=container"]}}` + "\n"
+	fpStamped = `{"id":"c","init_process_pid":42,"config":{"labels":["bundle=/b","runc-userns.io/stamp={\"version\":1}"]}}` + "\n"
+)
+
+func TestFastpathDeleteExec(t *testing.T) {
+	const cfg = "/cfg.json"
+	env := []string{"PATH=/usr/sbin", "RUNC_USERNS_CONFIG=" + cfg}
+	// state: the config names /opt/runc; runc's state.json of container c
+	// under the default root (or at path) holds st.
+	state := func(path, st string) fastpathSys {
+		if path == "" {
+			path = "/run/runc/c/state.json"
+		}
+		return fastpathSys{configPath: cfg, config: []byte(`{"runtime": "/opt/runc"}`), files: fpFiles, statePath: path, state: []byte(st)}
+	}
+	plain := state("", fpState)
+	stamped := state("", fpStamped)
+	anywhere := state("*", fpState)
+	unreadable := plain
+	unreadable.stateUnreadable = true
+	noState := state("/nosuch", fpState)
+	big := func(n int) fastpathSys { // a whole state.json of n bytes
+		return state("", "{"+strings.Repeat(" ", n-2)+"}")
+	}
+	long := strings.Repeat("a", 1024)
+
+	cases := []fastpathCase{
+		// Containers the wrapper never edited.
+		{"delete", []string{"delete", "c"}, env, plain, "/opt/runc"},
+		{"exec", []string{"exec", "c", "true"}, env, plain, "/opt/runc"},
+		{"exec without a command", []string{"exec", "c"}, env, plain, "/opt/runc"},
+		{"exec: flags after the ID are the command's", []string{"exec", "c", "--help", "-x", "--", "sh"}, env, plain, "/opt/runc"},
+		{"exec: -- after the ID", []string{"exec", "c", "--", "true"}, env, plain, "/opt/runc"},
+		{"exec: a command that looks like an ID", []string{"exec", "c", "d", "e"}, env, plain, "/opt/runc"},
+
+		// Containers it edited, and state it is not sure of.
+		{"delete stamped", []string{"delete", "c"}, env, stamped, ""},
+		{"exec stamped", []string{"exec", "c", "true"}, env, stamped, ""},
+		{"the key anywhere", []string{"delete", "c"}, env, state("", `{"env":["X=runc-userns.io/stamp"]}`), ""},
+		{"the key cut short", []string{"delete", "c"}, env, state("", `{"env":["X=runc-userns.io/stam"]}`), "/opt/runc"},
+		{"delete, no state.json", []string{"delete", "c"}, env, noState, ""},
+		{"exec, no state.json", []string{"exec", "c", "true"}, env, noState, ""},
+		{"unreadable (not a regular file)", []string{"delete", "c"}, env, unreadable, ""},
+		{"truncated", []string{"exec", "c"}, env, state("", fpState[:40]), ""},
+		{"truncated after the brace", []string{"exec", "c"}, env, state("", `}{"id":"c"`), ""},
+		{"empty", []string{"exec", "c"}, env, state("", ""), ""},
+		{"white space only", []string{"exec", "c"}, env, state("", " \n"), ""},
+		{"a lone brace", []string{"exec", "c"}, env, state("", " { "), ""},
+		{"not an object", []string{"exec", "c"}, env, state("", `[{}]`), ""},
+		{"white space around", []string{"exec", "c"}, env, state("", " \t\r\n{}\n\r\t "), "/opt/runc"},
+		{"4 MiB", []string{"delete", "c"}, env, big(4 << 20), "/opt/runc"},
+		{"over 4 MiB", []string{"delete", "c"}, env, big(4<<20 + 1), ""},
+
+		// The ID: oci.ValidateID.
+		{"ID with a slash", []string{"delete", "a/c"}, env, anywhere, ""},
+		{"ID ..", []string{"delete", ".."}, env, anywhere, ""},
+		{"ID .", []string{"exec", ".", "true"}, env, anywhere, ""},
+		{"ID empty", []string{"delete", ""}, env, anywhere, ""},
+		{"ID space", []string{"delete", "a c"}, env, anywhere, ""},
+		{"ID non-ASCII", []string{"delete", "\xc3\xa9"}, env, anywhere, ""},
+		{"ID every allowed byte", []string{"delete", "azAZ09_+-.."}, env, state("/run/runc/azAZ09_+-../state.json", fpState), "/opt/runc"},
+		{"ID ...", []string{"delete", "..."}, env, state("/run/runc/.../state.json", fpState), "/opt/runc"},
+		{"ID -", []string{"delete", "-"}, env, state("/run/runc/-/state.json", fpState), "/opt/runc"},
+		{"ID 1024 bytes", []string{"delete", long}, env, state("/run/runc/"+long+"/state.json", fpState), "/opt/runc"},
+		{"ID 1025 bytes", []string{"delete", long + "a"}, env, anywhere, ""},
+
+		// --root: Go's filepath.Join(filepath.Abs(root), id, "state.json").
+		{"--root", []string{"--root", "/r", "delete", "c"}, env, state("/r/c/state.json", fpState), "/opt/runc"},
+		{"-root=", []string{"-root=/r", "exec", "c"}, env, state("/r/c/state.json", fpState), "/opt/runc"},
+		{"the last --root", []string{"--root", "/x", "--root=/r", "exec", "c"}, env, state("/r/c/state.json", fpState), "/opt/runc"},
+		{"--root cleaned", []string{"--root", "//x/../r/./", "delete", "c"}, env, state("/r/c/state.json", fpState), "/opt/runc"},
+		{"--root /", []string{"--root", "/", "delete", "c"}, env, state("/c/state.json", fpState), "/opt/runc"},
+		{"--root relative", []string{"--root", "r", "delete", "c"}, env, anywhere, ""},
+		{"--root empty", []string{"--root=", "delete", "c"}, env, anywhere, ""},
+		{"global flags", []string{"--debug", "--log=/l", "--log-format", "json", "--", "delete", "c"}, env, plain, "/opt/runc"},
+		{"global --help", []string{"--help", "delete", "c"}, env, plain, ""},
+
+		// delete's flags (oci.commandFlags).
+		{"delete --force", []string{"delete", "--force", "c"}, env, plain, "/opt/runc"},
+		{"delete -f", []string{"delete", "-f", "c"}, env, plain, "/opt/runc"},
+		{"delete --force=false", []string{"delete", "--force=false", "c"}, env, plain, "/opt/runc"},
+		{"delete: a flag after the ID", []string{"delete", "c", "--force"}, env, plain, "/opt/runc"},
+		{"delete: flags around the ID", []string{"delete", "-f", "c", "-force=true"}, env, plain, "/opt/runc"},
+		{"delete: a bool flag takes no value", []string{"delete", "--force", "c", "d"}, env, plain, ""},
+		{"delete: two IDs", []string{"delete", "c", "d"}, env, plain, ""},
+		{"delete: no ID", []string{"delete"}, env, plain, ""},
+		{"delete: only flags", []string{"delete", "--force"}, env, plain, ""},
+		{"delete --help", []string{"delete", "--help", "c"}, env, plain, ""},
+		{"delete -h after the ID", []string{"delete", "c", "-h"}, env, plain, ""},
+		{"delete --help=false", []string{"delete", "--help=false", "c"}, env, plain, ""},
+		{"delete: unknown flag", []string{"delete", "--nosuch", "c"}, env, plain, ""},
+		{"delete: an exec flag", []string{"delete", "--tty", "c"}, env, plain, ""},
+		{"delete: -- before the ID", []string{"delete", "--", "c"}, env, plain, ""},
+		{"delete: -- after the ID", []string{"delete", "c", "--"}, env, plain, ""},
+		{"delete: flag case", []string{"delete", "--Force", "c"}, env, plain, ""},
+
+		// exec's flags before the ID.
+		{"exec -t -d", []string{"exec", "-t", "-d", "c", "sh"}, env, plain, "/opt/runc"},
+		{"exec --tty=false", []string{"exec", "--tty=false", "c", "sh"}, env, plain, "/opt/runc"},
+		{"exec: a value like a flag", []string{"exec", "--cwd", "--help", "c", "sh"}, env, plain, "/opt/runc"},
+		{"exec: a value like an ID", []string{"exec", "-u", "d", "c", "sh"}, env, plain, "/opt/runc"},
+		{"exec --env=", []string{"exec", "--env=A=b", "-e", "C=d", "c"}, env, plain, "/opt/runc"},
+		{"exec: missing value", []string{"exec", "--cwd"}, env, plain, ""},
+		{"exec: the value swallows the ID", []string{"exec", "--cwd", "c"}, env, plain, ""},
+		{"exec: no ID", []string{"exec"}, env, plain, ""},
+		{"exec --help", []string{"exec", "--help", "c", "sh"}, env, plain, ""},
+		{"exec -h=false", []string{"exec", "-h=false", "c", "sh"}, env, plain, ""},
+		{"exec: unknown flag", []string{"exec", "--nosuch", "c", "sh"}, env, plain, ""},
+		{"exec: a delete flag", []string{"exec", "--force", "c", "sh"}, env, plain, ""},
+		{"exec: -- before the ID", []string{"exec", "--", "c", "sh"}, env, plain, ""},
+		{"exec: a bool flag takes no value", []string{"exec", "--tty", "x", "c"}, env, state("/run/runc/x/state.json", fpState), "/opt/runc"},
+
+		// The rest of the decision as for every command.
+		{"kill switch", []string{"delete", "c"}, append([]string{"RUNC_USERNS_FASTPATH=0"}, env...), plain, ""},
+		{"a config Go refuses", []string{"delete", "c"}, env, func() fastpathSys { s := plain; s.config = []byte(`{"bogus": 1}`); return s }(), ""},
+		{"PATH search", []string{"exec", "c"}, env, func() fastpathSys { s := plain; s.config = []byte(`{}`); return s }(), "/usr/sbin/runc"},
+	}
+	// Every exec flag, in each form.
+	for _, f := range []string{"tty", "t", "detach", "d", "no-new-privs", "ignore-paused"} {
+		cases = append(cases,
+			fastpathCase{"exec -" + f, []string{"exec", "-" + f, "c"}, env, plain, "/opt/runc"},
+			fastpathCase{"exec --" + f + "=true", []string{"exec", "--" + f + "=true", "c"}, env, plain, "/opt/runc"})
+	}
+	for _, f := range []string{"console-socket", "pidfd-socket", "cwd", "env", "e", "user", "u", "additional-gids", "g",
+		"process", "p", "pid-file", "process-label", "apparmor", "cap", "c", "preserve-fds", "cgroup"} {
+		cases = append(cases,
+			fastpathCase{"exec --" + f + " v", []string{"exec", "--" + f, "v", "c"}, env, plain, "/opt/runc"},
+			fastpathCase{"exec -" + f + "=v", []string{"exec", "-" + f + "=v", "c"}, env, plain, "/opt/runc"},
+			fastpathCase{"exec --" + f + " missing", []string{"exec", "--" + f}, env, plain, ""})
+	}
+	runFastpathCases(t, cases)
+}
+
+// The C side looks for the annotation key the Go code writes.
+func TestFastpathStampKey(t *testing.T) {
+	if fastpathStampKey != oci.AnnotationStamp {
+		t.Fatalf("FP_STAMP_KEY is %q, oci.AnnotationStamp %q", fastpathStampKey, oci.AnnotationStamp)
+	}
+}
+
+// fp_read_file: whole regular files up to the cap; nothing else, and a
+// FIFO without waiting for a writer.
+func TestFastpathReadFile(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name string, n int) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, bytes.Repeat([]byte("x"), n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		path string
+		want int
+	}{
+		{"empty", file("empty", 0), 0},
+		{"small", file("small", 10), 10},
+		{"at the cap", file("cap", 100), 100},
+		{"over the cap", file("over", 101), fpReadFail},
+		{"missing", filepath.Join(dir, "nosuch"), fpReadENOENT},
+		{"directory", dir, fpReadFail},
+		{"FIFO", fifo, fpReadFail},
+		{"not a directory", filepath.Join(file("notdir", 1), "x"), fpReadFail},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, n := fastpathReadFile(c.path, 100)
+			if n != c.want || (n >= 0 && len(got) != n) {
+				t.Errorf("fp_read_file(%s, 100) = %d bytes, %d; want %d", c.path, len(got), n, c.want)
 			}
 		})
 	}
@@ -273,29 +463,54 @@ var fastCommands = map[string]bool{
 }
 
 // FuzzFastPath: whenever the C side would exec runc R, the Go code would
-// too: oci.Parse finds a fast command and no --help/--version,
-// config.Parse accepts the config and names R, or names nothing and R is
-// what runc.Find's search finds on PATH.
+// too: oci.Parse finds a fast command and no --help/--version, or a
+// delete or exec it scanned, of a valid ID, whose state.json (state, at
+// whatever path C reads) is at Go's path and holds no stamp; config.Parse
+// accepts the config and names R, or names nothing and R is what
+// runc.Find's search finds on PATH.
 func FuzzFastPath(f *testing.F) {
-	f.Add([]byte("state\x00c"), []byte(`{"runtime":"/opt/runc"}`), "/usr/sbin")
-	f.Add([]byte("--root\x00/r\x00kill\x00c\x00KILL"), []byte(`{}`), "/usr/local/sbin:/usr/sbin")
-	f.Add([]byte("--\x00list"), []byte(`{"userns":{"mode":"always","ranges":[{"hostID":1,"size":2}],"slotSize":65536}}`), "/usr//local/../sbin")
-	f.Add([]byte("create\x00c"), []byte(`{"runtime":"/opt/runc"}`), "/usr/sbin")
-	f.Add([]byte("--log-format=json\x00state\x00c"), []byte(`{"stateDir":"/x","userns":{"subidUser":"a\u0041","rootfsChown":true}}`), "/opt:/usr/sbin")
-	f.Fuzz(func(t *testing.T, argvBytes, raw []byte, pathEnv string) {
+	f.Add([]byte("state\x00c"), []byte(`{"runtime":"/opt/runc"}`), "/usr/sbin", []byte(`{}`))
+	f.Add([]byte("--root\x00/r\x00kill\x00c\x00KILL"), []byte(`{}`), "/usr/local/sbin:/usr/sbin", []byte(`{}`))
+	f.Add([]byte("--\x00list"), []byte(`{"userns":{"mode":"always","ranges":[{"hostID":1,"size":2}],"slotSize":65536}}`), "/usr//local/../sbin", []byte(`{}`))
+	f.Add([]byte("create\x00c"), []byte(`{"runtime":"/opt/runc"}`), "/usr/sbin", []byte(`{}`))
+	f.Add([]byte("--log-format=json\x00state\x00c"), []byte(`{"stateDir":"/x","userns":{"subidUser":"a\u0041","rootfsChown":true}}`), "/opt:/usr/sbin", []byte(`{}`))
+	f.Add([]byte("delete\x00-f\x00c"), []byte(`{}`), "/usr/sbin", []byte(fpState))
+	f.Add([]byte("--root=/x/..//r\x00exec\x00-t\x00--cwd\x00/\x00c\x00sh"), []byte(`{}`), "/usr/sbin", []byte(fpStamped))
+	f.Fuzz(func(t *testing.T, argvBytes, raw []byte, pathEnv string, state []byte) {
 		if bytes.IndexByte([]byte(pathEnv), 0) >= 0 {
 			return // not an environment string
 		}
 		args := strings.Split(string(argvBytes), "\x00")
-		sys := fastpathSys{configPath: "/cfg.json", config: raw, files: fpFiles}
-		got, ok := fastpathDecide(append([]string{"runc-userns"}, args...),
+		sys := fastpathSys{configPath: "/cfg.json", config: raw, files: fpFiles, statePath: "*", state: state}
+		got, read, ok := fastpathDecide(append([]string{"runc-userns"}, args...),
 			[]string{"RUNC_USERNS_CONFIG=/cfg.json", "PATH=" + pathEnv}, sys)
 		if !ok {
 			return
 		}
 		inv := oci.Parse(args)
-		if !fastCommands[inv.Command] || inv.Help || inv.Version || adminVerbs[args[0]] {
-			t.Fatalf("fast path for %q, but oci.Parse says command %q, help %v, version %v", args, inv.Command, inv.Help, inv.Version)
+		if inv.Help || inv.Version || adminVerbs[args[0]] {
+			t.Fatalf("fast path for %q, but oci.Parse says help %v, version %v", args, inv.Help, inv.Version)
+		}
+		switch {
+		case inv.Command == "delete" || inv.Command == "exec":
+			if !inv.Scanned || oci.ValidateID(inv.ID) != nil || !filepath.IsAbs(inv.Root) {
+				t.Fatalf("fast path for %q, but oci.Parse says scanned %v, ID %q, root %q", args, inv.Scanned, inv.ID, inv.Root)
+			}
+			if want := filepath.Join(inv.Root, inv.ID, "state.json"); read != want {
+				t.Fatalf("fast path for %q read %q; the Go code reads %q", args, read, want)
+			}
+			if bytes.Contains(state, []byte(oci.AnnotationStamp)) {
+				t.Fatalf("fast path for %q with a stamp in %q", args, state)
+			}
+			if s := bytes.TrimSpace(state); len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
+				t.Fatalf("fast path for %q with a partial state %q", args, state)
+			}
+		case fastCommands[inv.Command]:
+			if read != "" {
+				t.Fatalf("fast path for %q read a state file %q", args, read)
+			}
+		default:
+			t.Fatalf("fast path for %q, but oci.Parse says command %q", args, inv.Command)
 		}
 		if !json.Valid(raw) {
 			t.Fatalf("fast path with invalid JSON %q", raw)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
 # The pass-through fast path (fastpath_linux.c): state, kill, start and the
-# other bare pass-through commands exec runc before the Go runtime starts
-# (no thread is created before runc's execve); RUNC_USERNS_FASTPATH=0 gives
-# the same answers through the Go code; whatever the fast path is not sure
-# of reaches the Go code and its errors.
+# other bare pass-through commands, and delete and exec of a container the
+# wrapper never edited, exec runc before the Go runtime starts (no thread
+# is created before runc's execve); RUNC_USERNS_FASTPATH=0 gives the same
+# answers through the Go code; whatever the fast path is not sure of
+# (a container the wrapper edited among it) reaches the Go code.
 
 load helpers
 
@@ -144,4 +145,79 @@ go_path_taken() {
 		go_path_taken state
 		grep -qF "execve(\"$REAL_RUNC\", [\"$REAL_RUNC\", " "$TESTDIR/state.trace"
 	done
+}
+
+@test "delete and exec of a container the wrapper never edited exec runc before any thread is created" {
+	b=$(setup_bundle c1)
+	start_container "$b" c1
+	run -0 --separate-stderr traced exec exec c1 echo hello
+	fast_path_taken exec
+	[ "$output" = hello ]
+	# exec's flags before the ID, and the command's after it.
+	run -0 --separate-stderr traced execflags exec --env X=y -t=false c1 sh -c 'echo $X' --help
+	fast_path_taken execflags
+	[ "$output" = y ]
+	# Not deleted while running: runc's refusal, as is.
+	run -1 traced running delete c1
+	fast_path_taken running
+	[[ "$output" == *"running"* ]]
+	run -0 traced delete delete c1 --force
+	fast_path_taken delete
+	[ ! -e "$RUNC_ROOT/c1" ]
+	# No state.json: the Go code (delete then releases by pool
+	# membership), and runc's error.
+	run -1 traced gone delete c1
+	go_path_taken gone
+	[[ "$output" == *"does not exist"* ]]
+	# The Go code, for comparison.
+	b=$(setup_bundle c2)
+	wrapper create --bundle "$b" c2 </dev/null >/dev/null
+	RUNC_USERNS_FASTPATH=0 run -0 traced slow delete c2
+	go_path_taken slow
+	[ ! -e "$RUNC_ROOT/c2" ]
+}
+
+@test "delete and exec of a userns container go through the Go code and give its range back" {
+	b=$(setup_bundle c1)
+	annotate "$b" runc-userns.io/userns auto
+	start_container "$b" c1
+	grep -qF runc-userns.io/stamp "$RUNC_ROOT/c1/state.json"
+	[ "$(pool_json | jq length)" = 1 ]
+	run -0 --separate-stderr traced exec exec c1 cat /proc/self/uid_map
+	go_path_taken exec
+	[ "$(echo "$output" | awk '{print $2}')" -ge "$POOL_BASE" ]
+	run -0 traced delete delete --force c1
+	go_path_taken delete
+	[ ! -e "$RUNC_ROOT/c1" ]
+	[ "$(pool_json | jq length)" = 0 ]
+}
+
+@test "delete and exec, RUNC_USERNS_FASTPATH=0: the same stdout, stderr, exit status and pool" {
+	local id argv
+	for id in p1 p2 u1 u2; do
+		b=$(setup_bundle $id)
+		[[ $id != u* ]] || annotate "$b" runc-userns.io/userns auto
+		start_container "$b" $id
+	done
+	[ "$(pool_json | jq length)" = 2 ]
+	for argv in "exec p1 true" "exec p1 sh -c exit\ 3" "exec p1 nosuchcommand" "exec -t=false p1 echo x" \
+		"exec u1 id -u" "exec nosuchid true" "exec ../x true" "exec p1" "exec --help" \
+		"delete nosuchid" "delete ../x" "delete p1" "delete u1" "delete --help" "delete p1 u1"; do
+		# shellcheck disable=SC2086 # split on purpose
+		capture fast "$WRAPPER" --root "$RUNC_ROOT" $argv
+		# shellcheck disable=SC2086
+		capture slow env RUNC_USERNS_FASTPATH=0 "$WRAPPER" --root "$RUNC_ROOT" $argv
+		same_capture fast slow || fail "differs: $argv"
+	done
+	# delete --force: once per container, one each way.
+	capture fast "$WRAPPER" --root "$RUNC_ROOT" delete --force p1
+	capture slow env RUNC_USERNS_FASTPATH=0 "$WRAPPER" --root "$RUNC_ROOT" delete --force p2
+	same_capture fast slow
+	[ "$(cat "$TESTDIR/fast.rc")" = 0 ]
+	capture fast "$WRAPPER" --root "$RUNC_ROOT" delete --force u1
+	capture slow env RUNC_USERNS_FASTPATH=0 "$WRAPPER" --root "$RUNC_ROOT" delete --force u2
+	same_capture fast slow
+	[ "$(cat "$TESTDIR/fast.rc")" = 0 ]
+	[ -z "$(ls -A "$RUNC_ROOT")" ]
+	[ "$(pool_json | jq length)" = 0 ]
 }
