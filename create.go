@@ -243,7 +243,7 @@ func (c *creation) do(doc *oci.Document) int {
 	}
 	c.lay = layout(c.cfg.StateDir)
 	mods, stamp, err := c.plan(doc.Spec)
-	c.ph.mark("plan")
+	c.ph.mark("stamp")
 	if err != nil {
 		c.rollback()
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
@@ -350,7 +350,7 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 		mods, podNS = append(mods, m...), ns
 		pod = libuserns.PodMappings(stamp.HostID, stamp.Size)
 	}
-	c.ph.mark("userns")
+	c.ph.mark("rootfs")
 	m, err := c.planMounts(s, stamp, feat, pod, podNS)
 	if err != nil {
 		return nil, nil, err

@@ -134,7 +134,7 @@ one_json_error() {
 	wrapper --debug --log "$TESTDIR/log" --log-format json delete --force timed
 	# Every step named, each with its milliseconds, the total first.
 	ms='[0-9]+\.[0-9]{2} ms'
-	jq -r 'select(.level == "debug") | .msg' "$TESTDIR/log" | grep -E "^container timed: create took $ms: load $ms, request $ms, features $ms, pool $ms, pin $ms, userns $ms, mounts $ms, plan $ms, modify $ms, write $ms, stdio $ms, runc $ms, detach $ms$" ||
+	jq -r 'select(.level == "debug") | .msg' "$TESTDIR/log" | grep -E "^container timed: create took $ms: load $ms, request $ms, features $ms, pool $ms, pin $ms, rootfs $ms, mounts $ms, stamp $ms, modify $ms, write $ms, stdio $ms, runc $ms, detach $ms$" ||
 		fail "no create timing line in: $(cat "$TESTDIR/log")"
 	jq -r 'select(.level == "debug") | .msg' "$TESTDIR/log" | grep -E "^container timed: delete took $ms: state $ms, runc $ms, release $ms$" ||
 		fail "no delete timing line in: $(cat "$TESTDIR/log")"
