@@ -47,7 +47,9 @@ test: deps deps-upstream deps-crictl build unit fuzz integration ## Everything: 
 
 unit: ## go vet and unit tests with the race detector
 	$(GO) vet ./...
-	@test -z "$$(gofmt -l . | tee /dev/stderr)" || { echo "gofmt: files above need formatting"; exit 1; }
+	@# Not tee /dev/stderr: when stderr is a file, tee reopens it with O_TRUNC
+	@# and wipes the log of everything before (deps, builds) in CI.
+	@out=$$(gofmt -l .); test -z "$$out" || { echo "$$out"; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) test -race -count=1 ./...
 
 bench: deps deps-upstream build ## Benchmarks against plain runc: bench/results/<time>.md and .jsonl (BENCH_N rounds, default 40)
