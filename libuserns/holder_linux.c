@@ -43,6 +43,11 @@ static int write_map(pid_t pid, const char *file, const char *map, size_t len)
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
+	/*
+	 * The kernel takes a map in one write or refuses it; a short write is
+	 * a refusal with no errno of its own, so clear the stale one first.
+	 */
+	errno = 0;
 	if (write(fd, map, len) != (ssize_t)len)
 		err = errno ? errno : EIO;
 	close(fd);
