@@ -89,7 +89,7 @@ func release(stateDir, root, id, owner string, log logrus.FieldLogger) error {
 	if err := removeInflight(lay, root, id); err != nil {
 		return err
 	}
-	if _, err := os.Stat(filepath.Join(stateDir, pool.StateFile)); errors.Is(err, os.ErrNotExist) {
+	if !poolExists(stateDir) {
 		return nil // no pool here: nothing was ever allocated
 	}
 	p, err := pool.OpenExisting(stateDir)
@@ -108,6 +108,17 @@ func release(stateDir, root, id, owner string, log logrus.FieldLogger) error {
 		return err
 	}
 	return unpinPod(lay, owner)
+}
+
+// poolExists reports whether stateDir holds a pool's records (or an older
+// release's pool.json, which the pool converts).
+func poolExists(stateDir string) bool {
+	for _, name := range []string{pool.RecordDir, pool.StateFile} {
+		if _, err := os.Lstat(filepath.Join(stateDir, name)); !errors.Is(err, os.ErrNotExist) {
+			return true
+		}
+	}
+	return false
 }
 
 func executable(path string) bool {

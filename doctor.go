@@ -403,13 +403,12 @@ func (d *doctor) checkPoolRanges() checkResult {
 
 func (d *doctor) checkPoolUsage() checkResult {
 	dir := d.cfg.StateDir
-	// pool.List takes the lock shared, creating pool.lock if the state
-	// directory exists: without a lock file nor a state file there is
-	// nothing to read, and doctor leaves the directory as it found it.
+	// Without a lock file nor records (or an older release's pool.json)
+	// there is nothing to read, and doctor leaves the directory as it
+	// found it.
 	_, lerr := os.Lstat(filepath.Join(dir, pool.LockFile))
-	_, serr := os.Lstat(filepath.Join(dir, pool.StateFile))
 	var allocs []pool.Allocation
-	if !errors.Is(lerr, fs.ErrNotExist) || !errors.Is(serr, fs.ErrNotExist) {
+	if !errors.Is(lerr, fs.ErrNotExist) || poolExists(dir) {
 		p, err := pool.OpenExisting(dir)
 		if err == nil {
 			allocs, err = p.List()

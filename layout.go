@@ -9,7 +9,7 @@ import (
 
 // layout names the files under stateDir (see README "State directory").
 //
-//	<stateDir>/pool.lock, pool.json            the pool (package pool)
+//	<stateDir>/pool.lock, pool.d/, pool.roots  the pool (package pool)
 //	<stateDir>/pods/<owner>/userns             the pod's pinned user namespace
 //	<stateDir>/pods/<owner>/mapping            "<hostID> <size>" of that namespace
 //	<stateDir>/containers/<root>/<id>/rootfs   a container's idmapped rootfs,

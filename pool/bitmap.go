@@ -8,8 +8,8 @@ import (
 
 // bitmap records which slots are used. It grows with the highest used
 // slot, not with the pool's size, so a pool of 2^32 one-ID slots costs no
-// more than the slots in use. It is rebuilt from the state file on every
-// call and never stored.
+// more than the slots in use. It is rebuilt from the records' names on
+// every call and never stored.
 type bitmap struct {
 	n     int // slots in the pool
 	words []uint64
@@ -110,14 +110,25 @@ func (l layout) String() string {
 func rebuild(l layout, allocs []Allocation) (*bitmap, error) {
 	b := newBitmap(l.total)
 	for _, a := range allocs {
-		r := Range{HostID: a.HostID, Size: a.Size}
-		i, ok := l.slotOf(r)
-		if !ok {
-			return nil, fmt.Errorf("%w: owner %s holds host IDs %s, which is not a slot of the pool (%s): restore the ranges and slot size it was allocated from, or release it once its pod is gone (runc-userns pool release %s)", ErrCorruptState, a.Owner, r, l, a.Owner)
-		}
-		if b.set(i) {
-			return nil, fmt.Errorf("%w: owner %s holds host IDs %s, a slot another owner holds too", ErrCorruptState, a.Owner, r)
+		if err := markSlot(b, l, a.Owner, a.Range()); err != nil {
+			return nil, err
 		}
 	}
 	return b, nil
+}
+
+// markSlot marks owner's range r in b; see rebuild.
+func markSlot(b *bitmap, l layout, owner string, r Range) error {
+	i, ok := l.slotOf(r)
+	if !ok {
+		return notASlot(l, owner, r)
+	}
+	if b.set(i) {
+		return fmt.Errorf("%w: owner %s holds host IDs %s, a slot another owner holds too", ErrCorruptState, owner, r)
+	}
+	return nil
+}
+
+func notASlot(l layout, owner string, r Range) error {
+	return fmt.Errorf("%w: owner %s holds host IDs %s, which is not a slot of the pool (%s): restore the ranges and slot size it was allocated from, or release it once its pod is gone (runc-userns pool release %s)", ErrCorruptState, owner, r, l, owner)
 }

@@ -40,7 +40,7 @@ func TestContention(t *testing.T) {
 		return
 	}
 	if testing.Short() {
-		t.Skip("spawns 8 processes doing hundreds of fsynced writes; skipped in -short")
+		t.Skip("spawns 8 processes doing hundreds of locked writes; skipped in -short")
 	}
 	const children, cycles, slots = 8, 40, 3 // fewer slots than children: exhaustion happens
 	dir := t.TempDir()

@@ -23,8 +23,9 @@ var (
 	// ErrHostConflict: a pool range holds an ID that the host already uses
 	// (a user, a group or another owner's subordinate range).
 	ErrHostConflict = errors.New("user namespace pool overlaps IDs in use on the host")
-	// ErrCorruptState: the state file cannot be parsed, or its records
-	// break the pool's invariants (overlap, or not on a slot of the pool).
+	// ErrCorruptState: a record (or a version 1 state file) cannot be
+	// parsed, or the records break the pool's invariants (overlap, or not
+	// on a slot of the pool).
 	ErrCorruptState = errors.New("corrupt pool state")
 )
 

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 )
 
@@ -102,6 +103,57 @@ func FuzzParseState(f *testing.F) {
 		out2, err := encodeState(st2)
 		if err != nil || !bytes.Equal(out, out2) {
 			t.Fatalf("round trip changed the state:\n%s\n%s (%v)", out, out2, err)
+		}
+	})
+}
+
+// FuzzDecodeRecord: anything may be in RecordDir, under any name. What
+// decodes is a record of its file's owner and host ID that passes
+// checkRecord, and writing it gives a record that reads back the same.
+func FuzzDecodeRecord(f *testing.F) {
+	for _, s := range [][2]string{
+		{"2147483648-8f2c61a7d3e4", `{"owner":"8f2c61a7d3e4","hostID":2147483648,"size":65536,"root":"/run/containerd/runc/k8s.io","allocated":"2025-11-22T10:50:00Z","members":["8f2c61a7d3e4","b0d9e1f2a3c4"]}` + "\n"},
+		{"10-a-b", `{"owner":"a-b","hostID":10,"size":10,"allocated":"2025-01-01T00:00:00+05:30"}`},
+		{"4294967280-x.tmp", `{"owner":"x.tmp","hostID":4294967280,"size":10}`},
+		{".10-a.tmp", `{"owner":"a","hostID":10,"size":10}`},
+		{"010-a", `{"owner":"a","hostID":10,"size":10}`},
+		{"10-..", `{"owner":"..","hostID":10,"size":10}`},
+		{"10-a", `{"owner":"b","hostID":10,"size":10}`},
+		{"10-a", `{"owner":"a","hostID":10,"size":0,"members":[""]}`},
+		{"10-a", `null`},
+		{"10-a", `{"owner":"a","hostID":10,"si`},
+	} {
+		f.Add(s[0], []byte(s[1]))
+	}
+	f.Fuzz(func(t *testing.T, name string, data []byte) {
+		if hostID, owner, err := parseRecordName(name); err == nil {
+			if recordName(hostID, owner) != name || isTempName(name) || ownerRule(owner) != "" {
+				t.Fatalf("accepted name %q as %d, %q", name, hostID, owner)
+			}
+		}
+		a, err := decodeRecord(name, data)
+		if err != nil {
+			if !errors.Is(err, ErrCorruptState) {
+				t.Fatalf("error %v is not ErrCorruptState", err)
+			}
+			return
+		}
+		if recordName(a.HostID, a.Owner) != name || a.Size == 0 || checkRecord(a, a.Size) != nil {
+			t.Fatalf("accepted %+v from %q", a, name)
+		}
+		out, err := encodeRecord(a)
+		if err != nil {
+			t.Fatalf("encode accepted record: %v", err)
+		}
+		if bytes.Count(out, []byte("\n")) != 1 || out[len(out)-1] != '\n' {
+			t.Fatalf("record is not one line: %q", out)
+		}
+		b, err := decodeRecord(name, out)
+		if err != nil {
+			t.Fatalf("reread %s: %v", out, err)
+		}
+		if out2, err := encodeRecord(b); err != nil || !bytes.Equal(out, out2) {
+			t.Fatalf("round trip changed the record:\n%s\n%s (%v)", out, out2, err)
 		}
 	})
 }

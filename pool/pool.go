@@ -11,13 +11,13 @@ import (
 type Config struct {
 	Ranges   []Range // where slots come from (see ResolveRanges)
 	SlotSize uint32  // DefaultSlotSize when 0
-	StateDir string  // holds LockFile and StateFile; created 0711 if missing
+	StateDir string  // holds LockFile, RecordDir and RootsFile; created 0711 if missing
 }
 
 // Pool allocates slots of its ranges to owners. A Pool holds no state of
 // its own between calls: every call locks the state directory, reads the
-// state file, acts and writes it back, so any number of Pools in any number
-// of processes may share one state directory.
+// records it needs, and writes the ones it changes, so any number of Pools
+// in any number of processes may share one state directory.
 type Pool struct {
 	dir    string
 	layout layout // zero for a pool from OpenExisting: it cannot allocate
@@ -48,7 +48,7 @@ func New(cfg Config) (*Pool, error) {
 // broken range configuration never stops a range from being returned.
 func OpenExisting(stateDir string) (*Pool, error) {
 	if stateDir == "" {
-		return nil, errorf(ErrInvalidConfig, "state directory not set: the pool needs a directory for %s and %s", LockFile, StateFile)
+		return nil, errorf(ErrInvalidConfig, "state directory not set: the pool needs a directory for %s and %s", LockFile, RecordDir)
 	}
 	return &Pool{dir: stateDir, now: time.Now}, nil
 }
@@ -60,110 +60,169 @@ func (p *Pool) Capacity() int { return p.layout.total }
 // that has none, and adds member to its members. It is idempotent: a known
 // owner gets its range back. An owner already allocated under another
 // runc root is an ErrOwnerConflict; a full pool an ErrExhausted.
+//
+// It reads RecordDir's names (the used slots) and one record: owner's,
+// or for a new owner the lowest one, whose size is every record's (see
+// "On-disk format" in doc.go) and must be the configured slot size.
 func (p *Pool) Allocate(owner, root, member string) (Allocation, error) {
 	if p.layout.total == 0 {
 		return Allocation{}, errorf(ErrInvalidConfig, "pool in %s was opened without ranges: it cannot allocate (use New)", p.dir)
 	}
-	if owner == "" {
-		return Allocation{}, errorf(ErrInvalidConfig, "empty owner: each range needs an owner (the pod sandbox ID)")
+	if err := checkOwner(owner); err != nil {
+		return Allocation{}, err
 	}
 	if root == "" {
 		return Allocation{}, errorf(ErrInvalidConfig, "owner %s: empty runc root", owner)
 	}
 	root = filepath.Clean(root)
 	var out Allocation
-	err := p.update(root, func(st *state) (bool, error) {
-		used, err := rebuild(p.layout, st.Allocations)
+	err := p.update(root, func(rs *records) error {
+		used, err := p.usedSlots(rs)
 		if err != nil {
-			return false, err
+			return err
 		}
-		if i := st.find(owner); i >= 0 {
-			a := &st.Allocations[i]
+		e, ok, err := rs.lookup(owner)
+		if err != nil {
+			return err
+		}
+		if ok {
+			a, err := p.readSlot(rs, e)
+			if err != nil {
+				return err
+			}
 			if a.Root != root {
-				return false, errorf(ErrOwnerConflict, "owner %s holds host IDs %s under runc root %s, not %s: delete its containers under %s first, or run `runc-userns pool release %s` if they are gone", owner, a.Range(), a.Root, root, a.Root, owner)
+				return errorf(ErrOwnerConflict, "owner %s holds host IDs %s under runc root %s, not %s: delete its containers under %s first, or run `runc-userns pool release %s` if they are gone", owner, a.Range(), a.Root, root, a.Root, owner)
 			}
-			if err := p.claim(a, member); err != nil {
-				return false, err
+			out, err = p.addTo(rs, a, member)
+			return err
+		}
+		if e, ok := rs.lowest(); ok {
+			if _, err := p.readSlot(rs, e); err != nil {
+				return err
 			}
-			changed := addMember(a, member)
-			out = a.clone()
-			return changed, nil
 		}
 		slot, ok := used.firstFree()
 		if !ok {
 			// Full: take back the ranges of pods that are gone.
-			dead, err := p.reclaim(st)
+			dead, err := p.reclaim(rs)
 			if err != nil {
-				return false, err
+				return err
 			}
 			if len(dead) > 0 {
-				if used, err = rebuild(p.layout, st.Allocations); err != nil {
-					return false, err
+				if used, err = p.usedSlots(rs); err != nil {
+					return err
 				}
 				slot, ok = used.firstFree()
 			}
 		}
 		if !ok {
 			n := used.count()
-			return false, fmt.Errorf("%w: %d of %d ranges in use (see runc-userns pool ls); `runc-userns pool gc` frees those of pods that are gone", ErrExhausted, n, p.layout.total)
+			return fmt.Errorf("%w: %d of %d ranges in use (see runc-userns pool ls); `runc-userns pool gc` frees those of pods that are gone", ErrExhausted, n, p.layout.total)
 		}
 		if err := p.noteRoot(root); err != nil {
-			return false, err
+			return err
 		}
 		r := p.layout.rangeOf(slot)
 		a := Allocation{Owner: owner, HostID: r.HostID, Size: r.Size, Root: root, Allocated: p.now().UTC().Truncate(time.Second)}
 		if err := p.claim(&a, member); err != nil {
-			return false, err
+			return err
 		}
 		addMember(&a, member)
-		st.SlotSize = p.layout.slot
-		st.Allocations = append(st.Allocations, a)
+		if err := rs.put(a); err != nil {
+			return err
+		}
 		out = a.clone()
-		return true, nil
+		return nil
 	})
 	return out, err
+}
+
+// usedSlots is the bitmap of the slots RecordDir's names show held, each
+// record taken to be one slot (readSlot checks the size of the one record
+// Allocate reads; all() checks them all).
+func (p *Pool) usedSlots(rs *records) (*bitmap, error) {
+	b := newBitmap(p.layout.total)
+	for _, e := range rs.entries {
+		if err := markSlot(b, p.layout, e.owner, Range{HostID: e.hostID, Size: p.layout.slot}); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// readSlot reads e's record and refuses one that is not a slot of the
+// configured layout, as rebuild does.
+func (p *Pool) readSlot(rs *records, e entry) (Allocation, error) {
+	a, err := rs.read(e)
+	if err != nil {
+		return Allocation{}, err
+	}
+	if _, ok := p.layout.slotOf(a.Range()); !ok {
+		return Allocation{}, notASlot(p.layout, a.Owner, a.Range())
+	}
+	return a, nil
 }
 
 // Join adds member to the range owner already holds (an app container
 // joining its pod's sandbox). An owner with no range is ErrUnknownOwner.
 func (p *Pool) Join(owner, member string) (Allocation, error) {
+	if err := checkOwner(owner); err != nil {
+		return Allocation{}, err
+	}
 	var out Allocation
-	err := p.update("", func(st *state) (bool, error) {
-		i := st.find(owner)
-		if i < 0 {
-			return false, errorf(ErrUnknownOwner, "owner %s holds no range (was its sandbox created?)", owner)
+	err := p.update("", func(rs *records) error {
+		a, ok, err := rs.get(owner)
+		if err != nil {
+			return err
 		}
-		if err := p.claim(&st.Allocations[i], member); err != nil {
-			return false, err
+		if !ok {
+			return errorf(ErrUnknownOwner, "owner %s holds no range (was its sandbox created?)", owner)
 		}
-		changed := addMember(&st.Allocations[i], member)
-		out = st.Allocations[i].clone()
-		return changed, nil
+		out, err = p.addTo(rs, a, member)
+		return err
 	})
 	return out, err
+}
+
+// addTo adds member to a's members, after its claim (Hooks.Claim), and
+// writes the record if that changed it.
+func (p *Pool) addTo(rs *records, a Allocation, member string) (Allocation, error) {
+	if err := p.claim(&a, member); err != nil {
+		return Allocation{}, err
+	}
+	if addMember(&a, member) {
+		if err := rs.put(a); err != nil {
+			return Allocation{}, err
+		}
+	}
+	return a.clone(), nil
 }
 
 // Leave removes member from owner's members and frees the range when none
 // is left. An unknown owner or member is success: freed is true when owner
 // holds no range afterwards.
 func (p *Pool) Leave(owner, member string) (freed bool, err error) {
-	err = p.update("", func(st *state) (bool, error) {
-		i := st.find(owner)
-		if i < 0 {
-			freed = true
-			return false, nil
+	if err := checkOwner(owner); err != nil {
+		return false, err
+	}
+	err = p.update("", func(rs *records) error {
+		a, ok, err := rs.get(owner)
+		if err != nil || !ok {
+			freed = err == nil
+			return err
 		}
-		a := &st.Allocations[i]
 		j := slices.Index(a.Members, member)
 		if j >= 0 {
 			a.Members = slices.Delete(a.Members, j, j+1)
 		}
-		if len(a.Members) == 0 {
-			st.remove(i)
+		switch {
+		case len(a.Members) == 0:
 			freed = true
-			return true, nil
+			return rs.remove(a)
+		case j >= 0:
+			return rs.put(a)
 		}
-		return j >= 0, nil
+		return nil
 	})
 	return freed, err
 }
@@ -171,25 +230,29 @@ func (p *Pool) Leave(owner, member string) (freed bool, err error) {
 // Release frees owner's range whatever its members. An unknown owner is
 // success.
 func (p *Pool) Release(owner string) error {
-	return p.update("", func(st *state) (bool, error) {
-		i := st.find(owner)
-		if i < 0 {
-			return false, nil
+	if err := checkOwner(owner); err != nil {
+		return err
+	}
+	return p.update("", func(rs *records) error {
+		a, ok, err := rs.get(owner)
+		if err != nil || !ok {
+			return err
 		}
-		st.remove(i)
-		return true, nil
+		return rs.remove(a)
 	})
 }
 
 // Get returns owner's allocation, if it has one.
 func (p *Pool) Get(owner string) (Allocation, bool, error) {
+	if err := checkOwner(owner); err != nil {
+		return Allocation{}, false, err
+	}
 	var out Allocation
 	var ok bool
-	err := p.view(func(st *state) error {
-		if i := st.find(owner); i >= 0 {
-			out, ok = st.Allocations[i].clone(), true
-		}
-		return nil
+	err := p.view(func(rs *records) error {
+		var err error
+		out, ok, err = rs.get(owner)
+		return err
 	})
 	return out, ok, err
 }
@@ -200,14 +263,15 @@ func (p *Pool) Get(owner string) (Allocation, bool, error) {
 func (p *Pool) OwnerOf(root, id string) (string, error) {
 	root = filepath.Clean(root)
 	var owner string
-	err := p.view(func(st *state) error {
-		for _, a := range st.Allocations {
+	err := p.view(func(rs *records) error {
+		all, err := rs.all()
+		for _, a := range all {
 			if a.Root == root && slices.Contains(a.Members, id) {
 				owner = a.Owner
-				return nil
+				break
 			}
 		}
-		return nil
+		return err
 	})
 	return owner, err
 }
@@ -215,12 +279,10 @@ func (p *Pool) OwnerOf(root, id string) (string, error) {
 // List returns every allocation, sorted by host ID.
 func (p *Pool) List() ([]Allocation, error) {
 	var out []Allocation
-	err := p.view(func(st *state) error {
-		out = make([]Allocation, len(st.Allocations))
-		for i, a := range st.Allocations {
-			out[i] = a.clone()
-		}
-		return nil
+	err := p.view(func(rs *records) error {
+		var err error
+		out, err = rs.all()
+		return err
 	})
 	return out, err
 }

@@ -9,14 +9,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// update runs fn on the state under an exclusive lock and writes the state
-// back when fn reports a change. A non-empty root (Allocate's) makes the
-// state directory if it is missing (only Allocate adds records to an empty
-// pool) and is scanned too should the state need rebuilding; otherwise a
-// missing directory is an empty pool that nothing can change. A state file
-// that is unreadable, or missing while the roots file says the pool was in
-// use, is rebuilt from Hooks.Scan when set.
-func (p *Pool) update(root string, fn func(st *state) (changed bool, err error)) error {
+// update runs fn on the records under an exclusive lock; fn writes what
+// it changes itself (records.put, records.remove). A non-empty root
+// (Allocate's) makes the state directory if it is missing (only Allocate
+// adds records to an empty pool) and is scanned too should the state need
+// rebuilding; otherwise a missing directory is an empty pool that nothing
+// can change. A version 1 state file is converted first. Damage (a state
+// file or record that does not parse, or RecordDir missing while the
+// roots file says the pool was in use), found before fn or by fn's reads,
+// is rebuilt from Hooks.Scan when set, and fn runs on the rebuilt records;
+// fn reads before it writes or calls a hook, so a first run cut short by
+// damage has changed nothing.
+func (p *Pool) update(root string, fn func(rs *records) error) error {
 	if root != "" {
 		if err := os.MkdirAll(p.dir, 0o711); err != nil {
 			return fmt.Errorf("user namespace pool: %w", err)
@@ -27,50 +31,49 @@ func (p *Pool) update(root string, fn func(st *state) (changed bool, err error))
 		return err
 	}
 	defer unlock()
-	st, err := p.read()
-	rebuilt := false
-	if cause := p.needsRebuild(st, err); cause != nil {
-		if st, err = p.rebuildState(cause, root); err != nil {
+	rs, err := p.load(true)
+	if cause := p.needsRebuild(rs, err); cause != nil {
+		if rs, err = p.rebuildState(cause, root); err != nil {
 			return err
 		}
-		rebuilt = true
 	}
 	if err != nil {
 		return err
 	}
-	changed, err := fn(st)
-	if err != nil || !(changed || rebuilt) {
-		return err
+	err = fn(rs)
+	if cause := p.needsRebuild(nil, err); cause != nil && !rs.rebuilt {
+		if rs, err = p.rebuildState(cause, root); err != nil {
+			return err
+		}
+		err = fn(rs)
 	}
-	data, err := encodeState(st)
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(p.dir, StateFile, data)
+	return err
 }
 
-// view runs fn on the state under a shared lock.
-func (p *Pool) view(fn func(st *state) error) error {
+// view runs fn on the records under a shared lock. It converts nothing: a
+// version 1 state file is read as it is.
+func (p *Pool) view(fn func(rs *records) error) error {
 	unlock, err := p.lock(unix.LOCK_SH)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	st, err := p.read()
+	rs, err := p.load(false)
 	if err != nil {
 		return err
 	}
-	return fn(st)
+	return fn(rs)
 }
 
 // lock opens the lock file (its own open file description: flock locks
 // belong to it, so two calls in one process exclude each other as two
 // processes do) and flocks it. A missing state directory is not created:
-// the returned unlock is a no-op and read finds an empty pool. A shared
+// the returned unlock is a no-op and load finds an empty pool. A shared
 // (read-only) lock never creates the lock file: readers such as
 // `pool ls` and `doctor` write nothing. Without a lock file nobody has
-// written the state yet, and the state file is only ever replaced by
-// rename, so reading it unlocked sees a whole file or none.
+// written the state yet, and records (and an older release's state file)
+// are only ever replaced by rename, so reading them unlocked sees whole
+// files or none.
 func (p *Pool) lock(how int) (unlock func(), err error) {
 	path := filepath.Join(p.dir, LockFile)
 	flags := unix.O_RDWR | unix.O_CREAT
@@ -100,70 +103,57 @@ func (p *Pool) lock(how int) (unlock func(), err error) {
 	return func() { unix.Close(fd) }, nil
 }
 
-// errStateMissing is read's answer for a missing state file of a pool
+// errStateMissing is load's answer for a missing RecordDir of a pool
 // whose roots file shows it was used: the state was lost, not never made.
-var errStateMissing = errors.New("state file missing")
+var errStateMissing = errors.New("record directory missing")
 
-// needsRebuild says why the state must be rebuilt (read's error, when
-// it is a lost or corrupt file and a Scan hook is set), or nil.
-func (p *Pool) needsRebuild(st *state, err error) error {
+// needsRebuild says why the state must be rebuilt (err, when it is damage
+// found while reading, or RecordDir lost), or nil. Without a Scan hook
+// nothing is rebuilt: damage is reported and a lost RecordDir is an empty
+// pool.
+func (p *Pool) needsRebuild(rs *records, err error) error {
 	if p.hooks.Scan == nil {
 		return nil
 	}
-	if errors.Is(err, ErrCorruptState) {
+	var damaged *damagedError
+	if errors.As(err, &damaged) {
 		return err
 	}
-	if err == nil && st.missing {
+	if err == nil && rs != nil && rs.missing {
 		if _, rerr := os.Stat(filepath.Join(p.dir, RootsFile)); rerr == nil {
-			return fmt.Errorf("%s: %w though %s lists runc roots", filepath.Join(p.dir, StateFile), errStateMissing, RootsFile)
+			return fmt.Errorf("%s: %w though %s lists runc roots", filepath.Join(p.dir, RecordDir), errStateMissing, RootsFile)
 		}
 	}
 	return nil
 }
 
-// read loads the state file; a missing file is an empty pool.
-func (p *Pool) read() (*state, error) {
+// load reads the state: RecordDir's names, or a version 1 state file left
+// by an earlier release. Under the exclusive lock (convert) that file is
+// converted (RecordDir made to hold its records, then the file removed:
+// a crash in between converts again, the same way); a reader reads it
+// as it is. The state file wins over RecordDir while it exists: only an
+// older release (after a downgrade) writes it.
+func (p *Pool) load(convert bool) (*records, error) {
 	path := filepath.Join(p.dir, StateFile)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return &state{Version: stateVersion, SlotSize: p.layout.slot, missing: true}, nil
+		return readRecordDir(p.dir, convert)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("user namespace pool: %w", err)
 	}
 	st, err := parseState(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w (the next create or `runc-userns pool gc` rebuilds it from the live containers)", path, err)
+		return nil, &damagedError{path, err}
 	}
-	return st, nil
-}
-
-// writeFileAtomic replaces dir/name with data so that a reader, or the
-// file after a crash, is either the old content or the new one: write a
-// temporary file, fsync it, rename it over. The temporary file's name is
-// fixed because only the holder of the exclusive lock writes: one left by a
-// crash is truncated by the next writer. The directory is not fsynced (see
-// "Crash safety" in doc.go): a lost rename brings back the previous state,
-// which is as consistent as the new one.
-func writeFileAtomic(dir, name string, data []byte) error {
-	final := filepath.Join(dir, name)
-	tmp := final + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("user namespace pool: %w", err)
+	if !convert {
+		return &records{dir: filepath.Join(p.dir, RecordDir), legacy: st}, nil
 	}
-	if _, err = f.Write(data); err == nil {
-		err = f.Sync()
+	if err := replaceAll(p.dir, st.Allocations); err != nil {
+		return nil, err
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if err := os.Remove(path); err != nil {
+		return nil, fmt.Errorf("user namespace pool: %w", err)
 	}
-	if err == nil {
-		err = os.Rename(tmp, final)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("user namespace pool: write %s: %w", final, err)
-	}
-	return nil
+	return readRecordDir(p.dir, true)
 }

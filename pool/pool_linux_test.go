@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -259,7 +260,13 @@ func TestStateFiles(t *testing.T) {
 	})
 	t.Run("modes", func(t *testing.T) {
 		mustAllocate(t, p, "pod", "/r", "pod")
-		for name, want := range map[string]os.FileMode{dir: 0o711 | os.ModeDir, filepath.Join(dir, LockFile): 0o600, filepath.Join(dir, StateFile): 0o600} {
+		records := filepath.Join(dir, RecordDir)
+		for name, want := range map[string]os.FileMode{
+			dir:                                      0o711 | os.ModeDir,
+			filepath.Join(dir, LockFile):             0o600,
+			records:                                  0o700 | os.ModeDir,
+			filepath.Join(records, "2147483648-pod"): 0o600,
+		} {
 			st, err := os.Stat(name)
 			if err != nil {
 				t.Fatal(err)
@@ -268,30 +275,58 @@ func TestStateFiles(t *testing.T) {
 				t.Errorf("%s: mode %v, want %v", name, st.Mode(), want)
 			}
 		}
-		if _, err := os.Stat(filepath.Join(dir, StateFile+".tmp")); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("temporary file left: %v", err)
+		if left, _ := filepath.Glob(filepath.Join(records, ".*")); len(left) != 0 {
+			t.Errorf("temporary files left: %v", left)
+		}
+		if _, err := os.Stat(filepath.Join(dir, StateFile)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a version 1 state file was written: %v", err)
+		}
+	})
+	t.Run("record content", func(t *testing.T) {
+		got, err := os.ReadFile(filepath.Join(dir, RecordDir, "2147483648-pod"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `{"owner":"pod","hostID":2147483648,"size":65536,"root":"/r","allocated":"2025-11-22T10:50:00Z","members":["pod"]}` + "\n"
+		if string(got) != want {
+			t.Errorf("record:\n%s\nwant\n%s", got, want)
 		}
 	})
 	t.Run("no write without a change", func(t *testing.T) {
-		path := filepath.Join(dir, StateFile)
+		path := filepath.Join(dir, RecordDir, "2147483648-pod")
 		before := inode(t, path)
 		mustAllocate(t, p, "pod", "/r", "pod")
 		p.Leave("pod", "stranger")
 		p.Release("stranger")
 		if inode(t, path) != before {
-			t.Error("the state file was rewritten by calls that changed nothing")
+			t.Error("the record was rewritten by calls that changed nothing")
 		}
 		mustAllocate(t, p, "pod", "/r", "app")
 		if inode(t, path) == before {
-			t.Error("the state file was not replaced by a change")
+			t.Error("the record was not replaced by a change")
 		}
 	})
-	t.Run("stale temporary file", func(t *testing.T) {
-		writeFile(t, dir, StateFile+".tmp", "garbage from a crash")
+	t.Run("stale temporary files", func(t *testing.T) {
+		records := filepath.Join(dir, RecordDir)
+		// One of a record being written, one of an owner ending in .tmp
+		// (a valid container ID, so a record of its own).
+		writeFile(t, records, tempName(recordName(base+65536, "pod2")), "garbage from a crash")
+		writeFile(t, records, tempName(recordName(base+65536, "x.tmp")), "{")
+		if all, err := p.List(); err != nil || len(all) != 1 {
+			t.Fatalf("List with temporary files = %+v, %v", all, err)
+		}
 		mustAllocate(t, p, "pod2", "/r", "pod2")
+		if err := p.Release("pod"); err != nil {
+			t.Fatal(err)
+		}
+		mustAllocate(t, p, "x.tmp", "/r", "x.tmp")
 		if all, err := p.List(); err != nil || len(all) != 2 {
 			t.Fatalf("List = %+v, %v", all, err)
 		}
+		if left, _ := filepath.Glob(filepath.Join(records, ".*")); len(left) != 0 {
+			t.Errorf("temporary files left after a write: %v", left)
+		}
+		p.Release("x.tmp")
 	})
 	t.Run("a second Pool sees the first one's changes", func(t *testing.T) {
 		other := testPoolIn(t, dir, 2)
@@ -310,45 +345,81 @@ func inode(t *testing.T, path string) uint64 {
 	return st.Sys().(*syscall.Stat_t).Ino
 }
 
+// slotID is the first host ID of slot i of testPool's pool.
+func slotID(i uint32) uint32 { return base + i*65536 }
+
+// rec is a record file's content; size 0 means 65536.
+func rec(owner string, hostID, size uint32) string {
+	if size == 0 {
+		size = 65536
+	}
+	return fmt.Sprintf(`{"owner":%q,"hostID":%d,"size":%d,"root":"/r","allocated":"2025-01-01T00:00:00Z","members":[%q]}`+"\n", owner, hostID, size, owner)
+}
+
+// writeRecords makes dir/RecordDir hold files named as the keys.
+func writeRecords(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, RecordDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		writeFile(t, filepath.Join(dir, RecordDir), name, content)
+	}
+}
+
 func TestCorruptState(t *testing.T) {
-	slot := func(i uint32) uint32 { return base + i*65536 }
-	rec := func(owner string, hostID uint32) string {
-		return fmt.Sprintf(`{"owner":%q,"hostID":%d,"size":65536,"root":"/r","allocated":"2025-01-01T00:00:00Z","members":[%q]}`, owner, hostID, owner)
-	}
-	file := func(recs ...string) string {
-		return `{"version":1,"slotSize":65536,"allocations":[` + strings.Join(recs, ",") + `]}`
-	}
+	name := func(owner string, hostID uint32) string { return recordName(hostID, owner) }
 	tests := []struct {
 		name    string
-		content string
+		files   map[string]string
 		wantErr string
+		damage  bool   // a rebuild from Hooks.Scan would repair it
+		owner   string // who allocates; "" is "new"
 	}{
-		{name: "truncated", content: `{"version":1,"slotS`, wantErr: "unexpected EOF"},
-		{name: "overlap", content: file(rec("a", slot(0)), rec("b", slot(0)+100)), wantErr: "share host IDs"},
-		{name: "misaligned", content: file(rec("a", slot(0)+1)), wantErr: "not a slot of the pool"},
-		{name: "outside the ranges", content: file(rec("a", slot(8))), wantErr: "not a slot of the pool"},
-		{name: "other slot size", content: `{"version":1,"slotSize":131072,"allocations":[{"owner":"a","hostID":2147483648,"size":131072}]}`, wantErr: "not a slot of the pool"},
+		{name: "garbage", files: map[string]string{name("a", slotID(0)): "\x00\xffnot json"}, wantErr: "invalid character", damage: true},
+		{name: "truncated", files: map[string]string{name("a", slotID(0)): rec("a", slotID(0), 0)[:30]}, wantErr: "unexpected EOF", damage: true},
+		{name: "empty", files: map[string]string{name("a", slotID(0)): ""}, wantErr: "EOF", damage: true},
+		{name: "trailing data", files: map[string]string{name("a", slotID(0)): rec("a", slotID(0), 0) + "{}"}, wantErr: "data after the JSON object", damage: true},
+		{name: "not a record name", files: map[string]string{"a": rec("a", slotID(0), 0)}, wantErr: "not a record name", damage: true},
+		{name: "leading zero", files: map[string]string{"0" + name("a", slotID(0)): rec("a", slotID(0), 0)}, wantErr: "not a host ID in decimal", damage: true},
+		{name: "owner not an ID", files: map[string]string{name("a b", slotID(0)): rec("a b", slotID(0), 0)}, wantErr: "only letters, digits", damage: true},
+		{name: "owner differs from the name", files: map[string]string{name("a", slotID(0)): rec("b", slotID(0), 0)}, wantErr: `the record of owner "b" at host ID 2147483648 is in the file of owner a`, damage: true},
+		{name: "host ID differs from the name", files: map[string]string{name("a", slotID(0)): rec("a", slotID(1), 0)}, wantErr: "is in the file of owner a at host ID 2147483648", damage: true},
+		{name: "empty member", files: map[string]string{name("a", slotID(0)): strings.Replace(rec("a", slotID(0), 0), `["a"]`, `[""]`, 1)}, wantErr: "empty member", damage: true},
+		{name: "size 0", files: map[string]string{name("a", slotID(0)): strings.Replace(rec("a", slotID(0), 0), `"size":65536`, `"size":0`, 1)}, wantErr: "size 0", damage: true},
+		{name: "two records of one owner", files: map[string]string{name("a", slotID(0)): rec("a", slotID(0), 0), name("a", slotID(1)): rec("a", slotID(1), 0)}, wantErr: "owner a has two records", damage: true, owner: "a"},
+		{name: "overlap", files: map[string]string{name("a", slotID(0)): rec("a", slotID(0), 131072), name("b", slotID(1)): rec("b", slotID(1), 131072)}, wantErr: "share host IDs", damage: true},
+		{name: "misaligned", files: map[string]string{name("a", slotID(0)+1): rec("a", slotID(0)+1, 0)}, wantErr: "not a slot of the pool"},
+		{name: "outside the ranges", files: map[string]string{name("a", slotID(8)): rec("a", slotID(8), 0)}, wantErr: "not a slot of the pool"},
+		{name: "other slot size", files: map[string]string{name("a", slotID(0)): rec("a", slotID(0), 131072)}, wantErr: "not a slot of the pool"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			writeFile(t, dir, StateFile, tc.content)
+			writeRecords(t, dir, tc.files)
 			p := testPoolIn(t, dir, 4)
-			_, err := p.Allocate("new", "/r", "new")
+			owner := cmp.Or(tc.owner, "new")
+			_, err := p.Allocate(owner, "/r", owner)
 			if !errors.Is(err, ErrCorruptState) || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("Allocate = %v, want ErrCorruptState with %q", err, tc.wantErr)
 			}
-			if !strings.Contains(err.Error(), filepath.Join(dir, StateFile)) && !strings.Contains(err.Error(), "release") {
+			var damaged *damagedError
+			if errors.As(err, &damaged) != tc.damage {
+				t.Errorf("%v: damage %v, want %v", err, !tc.damage, tc.damage)
+			}
+			if !strings.Contains(err.Error(), filepath.Join(dir, RecordDir)) && !strings.Contains(err.Error(), "release") {
 				t.Errorf("%q names neither the file nor what to do", err)
 			}
-			if got, _ := os.ReadFile(filepath.Join(dir, StateFile)); string(got) != tc.content {
-				t.Error("a corrupt state file was rewritten")
+			for name, content := range tc.files {
+				if got, _ := os.ReadFile(filepath.Join(dir, RecordDir, name)); string(got) != content {
+					t.Errorf("corrupt record %s was rewritten", name)
+				}
 			}
 		})
 	}
 	t.Run("ranges changed: still releasable", func(t *testing.T) {
 		dir := t.TempDir()
-		writeFile(t, dir, StateFile, file(rec("a", slot(8)), rec("b", slot(9))))
+		writeRecords(t, dir, map[string]string{name("a", slotID(8)): rec("a", slotID(8), 0), name("b", slotID(9)): rec("b", slotID(9), 0)})
 		p := testPoolIn(t, dir, 4) // slots 8 and 9 are no longer in the pool
 		if _, err := p.Allocate("new", "/r", "new"); !errors.Is(err, ErrCorruptState) {
 			t.Fatalf("Allocate = %v, want ErrCorruptState", err)
@@ -361,12 +432,70 @@ func TestCorruptState(t *testing.T) {
 		}
 		mustAllocate(t, p, "new", "/r", "new")
 	})
+	t.Run("slot size changed: still readable and releasable", func(t *testing.T) {
+		dir := t.TempDir()
+		writeRecords(t, dir, map[string]string{name("a", slotID(0)): rec("a", slotID(0), 131072), name("b", slotID(2)): rec("b", slotID(2), 131072)})
+		p := testPoolIn(t, dir, 4)
+		if all, err := p.List(); err != nil || len(all) != 2 {
+			t.Fatalf("List = %+v, %v", all, err)
+		}
+		if _, err := p.Join("a", "app"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Allocate("new", "/r", "new"); !errors.Is(err, ErrCorruptState) {
+			t.Fatalf("Allocate = %v, want ErrCorruptState", err)
+		}
+		p.Release("a")
+		p.Release("b")
+		mustAllocate(t, p, "new", "/r", "new")
+	})
+	t.Run("two records of one owner: List sees them", func(t *testing.T) {
+		dir := t.TempDir()
+		writeRecords(t, dir, map[string]string{name("a", slotID(0)): rec("a", slotID(0), 0), name("a", slotID(1)): rec("a", slotID(1), 0)})
+		if _, err := testPoolIn(t, dir, 4).List(); !errors.Is(err, ErrCorruptState) || !strings.Contains(err.Error(), "owner a has two records") {
+			t.Errorf("List = %v, want ErrCorruptState naming both", err)
+		}
+	})
+	t.Run("mixed sizes", func(t *testing.T) {
+		dir := t.TempDir()
+		writeRecords(t, dir, map[string]string{name("a", slotID(0)): rec("a", slotID(0), 0), name("b", slotID(2)): rec("b", slotID(2), 131072)})
+		if _, err := testPoolIn(t, dir, 4).List(); !errors.Is(err, ErrCorruptState) || !strings.Contains(err.Error(), "share one slot size") {
+			t.Errorf("List = %v, want ErrCorruptState naming the sizes", err)
+		}
+	})
+}
+
+func TestInvalidOwner(t *testing.T) {
+	p := testPool(t, 2)
+	mustAllocate(t, p, "pod", "/r", "pod")
+	calls := map[string]func(owner string) error{
+		"Allocate": func(o string) error { _, err := p.Allocate(o, "/r", "m"); return err },
+		"Join":     func(o string) error { _, err := p.Join(o, "m"); return err },
+		"Leave":    func(o string) error { _, err := p.Leave(o, "m"); return err },
+		"Release":  func(o string) error { return p.Release(o) },
+		"Get":      func(o string) error { _, _, err := p.Get(o); return err },
+	}
+	for _, owner := range []string{"", ".", "..", "../pod", "a/b", "a b", "pod\n", strings.Repeat("x", 201)} {
+		for name, call := range calls {
+			if err := call(owner); !errors.Is(err, ErrInvalidConfig) {
+				t.Errorf("%s(%q) = %v, want ErrInvalidConfig", name, owner, err)
+			}
+		}
+	}
+	// The longest owner allowed, and every allowed character.
+	for _, owner := range []string{strings.Repeat("x", 200), "Az09_+.-x"} {
+		mustAllocate(t, p, owner, "/r", "m")
+		if err := p.Release(owner); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // BenchmarkAllocateRelease: one Allocate and one Release (two locked
 // read-modify-write calls) on a pool already holding 0, 110 (kubelet's
 // default pod limit) and 512 (half of the default pool) other ranges: each
-// call parses and writes the whole state file.
+// call reads RecordDir's names and at most one record, and writes or
+// removes one, so the cost should hardly grow with the ranges held.
 func BenchmarkAllocateRelease(b *testing.B) {
 	for _, held := range []int{0, 110, 512} {
 		b.Run(fmt.Sprintf("held=%d", held), func(b *testing.B) {

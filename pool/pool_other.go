@@ -8,5 +8,5 @@ import "errors"
 // runc-userns.
 var errUnsupported = errors.New("user namespace pool: only supported on Linux")
 
-func (p *Pool) update(string, func(*state) (bool, error)) error { return errUnsupported }
-func (p *Pool) view(func(*state) error) error                   { return errUnsupported }
+func (p *Pool) update(string, func(*records) error) error { return errUnsupported }
+func (p *Pool) view(func(*records) error) error           { return errUnsupported }

@@ -11,8 +11,8 @@ import (
 )
 
 // RootsFile lists, one a line, every runc root the pool has allocated
-// under: the places to look for live containers when the state file is
-// lost (see Hooks.Scan). It only grows, and only when a new root appears.
+// under: the places to look for live containers when the records are lost
+// (see Hooks.Scan). It only grows, and only when a new root appears.
 const RootsFile = "pool.roots"
 
 // Hooks connect the pool to the containers that use it, which this package
@@ -25,19 +25,19 @@ type Hooks struct {
 	// frees the range for another pod.
 	Alive func(root, member string) bool
 	// Claim is called when Allocate or Join gives member the range of a,
-	// before the state file records it. The caller records its claim
+	// before the pool records it. The caller records its claim
 	// where Scan will find it (see the package documentation, "Reclaiming
 	// and rebuilding"); an error fails the call and records nothing.
 	Claim func(a Allocation, member string) error
 	// Scan lists the allocations that containers under roots, or creates
 	// in flight, still hold, one record per member (or merged), from
-	// their own records: the pool's memory when its state file is lost.
+	// their own records: the pool's memory when its records are lost.
 	Scan func(roots []string) ([]Allocation, error)
-	// Rebuilt is told that the state file was rebuilt from Scan, why, and
+	// Rebuilt is told that the records were rebuilt from Scan, why, and
 	// what it now holds.
 	Rebuilt func(cause error, allocs []Allocation)
 	// Reclaimed is called for each allocation taken back from owners
-	// whose members are all gone, before the state file forgets it: it
+	// whose members are all gone, before the pool forgets it: it
 	// releases what the owner held besides its range (the pod's pinned
 	// namespace). It must be idempotent: a crash before the state is
 	// written reclaims the same allocation again on the next call.
@@ -55,26 +55,28 @@ func (p *Pool) Reclaim() ([]Allocation, error) {
 		return nil, errorf(ErrInvalidConfig, "pool in %s: reclaiming needs a liveness check (Hooks.Alive)", p.dir)
 	}
 	var out []Allocation
-	err := p.update("", func(st *state) (bool, error) {
+	err := p.update("", func(rs *records) error {
 		var err error
-		out, err = p.reclaim(st)
-		return len(out) > 0, err
+		out, err = p.reclaim(rs)
+		return err
 	})
 	return out, err
 }
 
-// reclaim removes from st the allocations whose members are all dead. An
-// allocation without members is kept: there is nobody to ask about it.
-func (p *Pool) reclaim(st *state) ([]Allocation, error) {
+// reclaim removes the allocations whose members are all dead, after
+// Hooks.Reclaimed has been told of each. An allocation without members is
+// kept: there is nobody to ask about it.
+func (p *Pool) reclaim(rs *records) ([]Allocation, error) {
 	if p.hooks.Alive == nil {
 		return nil, nil
 	}
+	all, err := rs.all()
+	if err != nil {
+		return nil, err
+	}
 	var dead []Allocation
-	kept := st.Allocations[:0:0]
-	for _, a := range st.Allocations {
-		alive := len(a.Members) == 0 || slices.ContainsFunc(a.Members, func(m string) bool { return p.hooks.Alive(a.Root, m) })
-		if alive {
-			kept = append(kept, a)
+	for _, a := range all {
+		if len(a.Members) == 0 || slices.ContainsFunc(a.Members, func(m string) bool { return p.hooks.Alive(a.Root, m) }) {
 			continue
 		}
 		if p.hooks.Reclaimed != nil {
@@ -82,9 +84,13 @@ func (p *Pool) reclaim(st *state) ([]Allocation, error) {
 				return nil, fmt.Errorf("reclaim range %s of owner %s: %w", a.Range(), a.Owner, err)
 			}
 		}
-		dead = append(dead, a.clone())
+		dead = append(dead, a)
 	}
-	st.Allocations = kept
+	for _, a := range dead {
+		if err := rs.remove(a); err != nil {
+			return nil, err
+		}
+	}
 	return dead, nil
 }
 
@@ -96,11 +102,12 @@ func (p *Pool) claim(a *Allocation, member string) error {
 	return p.hooks.Claim(a.clone(), member)
 }
 
-// rebuildState makes a state from the live containers' records (Scan) in
-// place of a state file that is missing or unreadable (cause). The records
-// must pass the same checks as a state file; if they do not, nothing is
-// guessed and the pool stays unusable until the operator looks.
-func (p *Pool) rebuildState(cause error, extraRoot string) (*state, error) {
+// rebuildState makes RecordDir hold the live containers' records (Scan)
+// in place of a state that is missing or damaged (cause), and removes a
+// version 1 state file. The records must pass the same checks as a state
+// file; if they do not, nothing is written or guessed and the pool stays
+// unusable until the operator looks.
+func (p *Pool) rebuildState(cause error, extraRoot string) (*records, error) {
 	roots, err := p.readRoots()
 	if err != nil {
 		return nil, err
@@ -142,10 +149,21 @@ func (p *Pool) rebuildState(cause error, extraRoot string) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rebuild pool state: the live containers' records do not make a valid pool: %w", err)
 	}
+	if err := replaceAll(p.dir, checked.Allocations); err != nil {
+		return nil, err
+	}
+	if err := os.Remove(filepath.Join(p.dir, StateFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("user namespace pool: %w", err)
+	}
 	if p.hooks.Rebuilt != nil {
 		p.hooks.Rebuilt(cause, slices.Clone(checked.Allocations))
 	}
-	return checked, nil
+	rs, err := readRecordDir(p.dir, true)
+	if err != nil {
+		return nil, err
+	}
+	rs.rebuilt = true
+	return rs, nil
 }
 
 // readRoots returns the roots file's entries; a missing file is none.

@@ -134,11 +134,19 @@ func TestRebuildFromScan(t *testing.T) {
 		{Owner: "a", HostID: base, Size: 65536, Root: "/r", Members: []string{"a-app"}},
 		{Owner: "b", HostID: base + 2*65536, Size: 65536, Root: "/r", Members: []string{"b"}},
 	}
+	xRecord := func(dir string) string { return filepath.Join(dir, RecordDir, recordName(base, "x")) }
 	damage := map[string]func(t *testing.T, dir string){
-		"garbage":   func(t *testing.T, dir string) { write(t, filepath.Join(dir, StateFile), "\x00\xffnot json") },
-		"truncated": func(t *testing.T, dir string) { truncateFile(t, filepath.Join(dir, StateFile), 20) },
-		"empty":     func(t *testing.T, dir string) { write(t, filepath.Join(dir, StateFile), "") },
-		"missing":   func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, StateFile)) },
+		"garbage":   func(t *testing.T, dir string) { write(t, xRecord(dir), "\x00\xffnot json") },
+		"truncated": func(t *testing.T, dir string) { truncateFile(t, xRecord(dir), 20) },
+		"empty":     func(t *testing.T, dir string) { write(t, xRecord(dir), "") },
+		"name and content differ": func(t *testing.T, dir string) {
+			write(t, xRecord(dir), rec("y", base, 0))
+		},
+		"stray file": func(t *testing.T, dir string) { write(t, filepath.Join(dir, RecordDir, "x~"), "") },
+		"missing":    func(t *testing.T, dir string) { os.RemoveAll(filepath.Join(dir, RecordDir)) },
+		"garbage version 1 file": func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, StateFile), `{"version":1,"slotS`)
+		},
 	}
 	for name, fn := range damage {
 		t.Run(name, func(t *testing.T) {
@@ -165,13 +173,24 @@ func TestRebuildFromScan(t *testing.T) {
 			if all[0].Owner != "a" || !reflect.DeepEqual(all[0].Members, []string{"a", "a-app"}) {
 				t.Errorf("a's members %v, want merged [a a-app]", all[0].Members)
 			}
+			// The rebuild rewrote the whole directory: nothing else is left.
+			names, _ := filepath.Glob(filepath.Join(dir, RecordDir, "*"))
+			for i, n := range names {
+				names[i] = filepath.Base(n)
+			}
+			if want := []string{recordName(base, "a"), recordName(base+65536, "c"), recordName(base+2*65536, "b")}; !reflect.DeepEqual(names, want) {
+				t.Errorf("%s holds %v, want %v", RecordDir, names, want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, StateFile)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("version 1 state file left: %v", err)
+			}
 		})
 	}
 	t.Run("conflicting records are refused", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "state")
 		p := testPoolIn(t, dir, 4)
 		mustAllocate(t, p, "x", "/r", "x")
-		write(t, filepath.Join(dir, StateFile), "{")
+		write(t, xRecord(dir), "{")
 		bad := append(slices.Clone(live), Allocation{Owner: "z", HostID: base, Size: 65536, Root: "/r", Members: []string{"z"}})
 		p.SetHooks((&fakeWorld{scan: bad}).hooks())
 		if _, err := p.Allocate("c", "/r", "c"); !errors.Is(err, ErrCorruptState) || !strings.Contains(err.Error(), "share host IDs") {
@@ -190,9 +209,16 @@ func TestRebuildFromScan(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "state")
 		p := testPoolIn(t, dir, 4)
 		mustAllocate(t, p, "x", "/r", "x")
-		write(t, filepath.Join(dir, StateFile), "{")
-		if _, err := p.Allocate("c", "/r", "c"); !errors.Is(err, ErrCorruptState) {
-			t.Errorf("err = %v, want ErrCorruptState", err)
+		write(t, xRecord(dir), "{")
+		_, err := p.Allocate("c", "/r", "c")
+		if !errors.Is(err, ErrCorruptState) || !strings.Contains(err.Error(), xRecord(dir)) {
+			t.Errorf("err = %v, want ErrCorruptState naming %s", err, xRecord(dir))
+		}
+		// Missing with the roots file listing roots, and no scan: an
+		// empty pool, as before the first Allocate.
+		os.RemoveAll(filepath.Join(dir, RecordDir))
+		if a := mustAllocate(t, p, "c", "/r", "c"); a.HostID != base {
+			t.Errorf("c got %d, want %d", a.HostID, base)
 		}
 	})
 }

@@ -11,14 +11,18 @@ import (
 	"time"
 )
 
-// File names under the state directory.
+// File names under the state directory (RecordDir and RootsFile too).
 const (
-	LockFile  = "pool.lock"
+	LockFile = "pool.lock"
+	// StateFile is where releases before RecordDir kept every allocation
+	// (version 1). It is read until the first call that takes the
+	// exclusive lock converts it to RecordDir; only those older releases
+	// write it (after a downgrade).
 	StateFile = "pool.json"
 )
 
-// stateVersion is the version of the state file this package reads and
-// writes.
+// stateVersion is the version of the state file this package reads (and
+// encodes to check a rebuild's records).
 const stateVersion = 1
 
 // Allocation is one owner's (one pod's) range.
@@ -44,8 +48,6 @@ type state struct {
 	Version     int          `json:"version"`
 	SlotSize    uint32       `json:"slotSize"`
 	Allocations []Allocation `json:"allocations"`
-
-	missing bool // read found no state file
 }
 
 // parseState decodes a state file and checks the invariants that need no
@@ -117,8 +119,9 @@ func sortAllocations(allocs []Allocation) {
 	})
 }
 
-// encodeState is the file content for st: indented for people reading it
-// with jq, allocations sorted by host ID, never null.
+// encodeState is the version 1 file content for st, as older releases
+// write it: indented, allocations sorted by host ID, never null. A rebuild
+// encodes its records with it to check them with parseState.
 func encodeState(st *state) ([]byte, error) {
 	out := *st
 	out.Version = stateVersion
@@ -137,8 +140,4 @@ func encodeState(st *state) ([]byte, error) {
 // find returns the index of owner's record, or -1.
 func (st *state) find(owner string) int {
 	return slices.IndexFunc(st.Allocations, func(a Allocation) bool { return a.Owner == owner })
-}
-
-func (st *state) remove(i int) {
-	st.Allocations = slices.Delete(st.Allocations, i, i+1)
 }

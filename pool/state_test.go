@@ -39,17 +39,8 @@ func TestParseState(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			st, err := parseState([]byte(tc.in))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
-				}
-				if !errors.Is(err, ErrCorruptState) {
-					t.Errorf("%v is not ErrCorruptState", err)
-				}
+			if expectCorrupt(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			var owners []string
 			for _, a := range st.Allocations {
@@ -60,6 +51,26 @@ func TestParseState(t *testing.T) {
 			}
 		})
 	}
+}
+
+// expectCorrupt fails t unless err is an ErrCorruptState whose message
+// contains want, or nil when want is "". It reports whether an error was
+// expected.
+func expectCorrupt(t *testing.T, err error, want string) bool {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return false
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want it to contain %q", err, want)
+	}
+	if !errors.Is(err, ErrCorruptState) {
+		t.Errorf("%v is not ErrCorruptState", err)
+	}
+	return true
 }
 
 func TestStateRoundTrip(t *testing.T) {

@@ -87,7 +87,7 @@ wrapper_ok() {
 	[ "$(sha256sum <"$b/config.json")" = "$sum" ]
 	{ ls -lA --time-style=full-iso "$b"; stat -c %y "$b"; } | diff -u "$TESTDIR/bundle.before" -
 	# Nothing of ours was created for it.
-	[ ! -e "$STATE_DIR/pool.json" ]
+	[ ! -e "$STATE_DIR/pool.d" ] && [ ! -e "$STATE_DIR/pool.json" ]
 	[ -z "$(cd "$STATE_DIR" 2>/dev/null && find pods containers -mindepth 1 2>/dev/null)" ]
 }
 
@@ -310,7 +310,7 @@ wait_exit() {
 			[ "$BG_STATUS" = "${sig#*:}" ]
 			# runc deleted the foreground container; we gave back its range.
 			[ ! -e "$RUNC_ROOT/$name" ]
-			[ ! -e "$STATE_DIR/pool.json" ] || [ "$(pool_json | jq length)" = 0 ]
+			pool_empty
 			[ -z "$(staging_mounts)" ]
 		done
 	done

@@ -215,15 +215,18 @@ killed_then_gc() {
 }
 
 @test "a garbage, truncated or missing pool state is rebuilt from the live containers" {
-	local how a b
+	local how a b record
 	a=$(setup_bundle a)
 	annotate "$a" runc-userns.io/userns auto
 	start_container "$a" a
-	for how in garbage truncated missing; do
+	record="$STATE_DIR/pool.d/$POOL_BASE-a"
+	for how in garbage truncated mismatched missing; do
+		[ -f "$record" ] || fail "no record of a ($how): $(pool_records)"
 		case $how in
-		garbage) printf '\0\377{"version":' >"$STATE_DIR/pool.json" ;;
-		truncated) truncate -s 30 "$STATE_DIR/pool.json" ;;
-		missing) rm "$STATE_DIR/pool.json" ;;
+		garbage) printf '\0\377{"owner":' >"$record" ;;
+		truncated) truncate -s 30 "$record" ;;
+		mismatched) sed -i 's/"owner":"a"/"owner":"z"/' "$record" ;;
+		missing) rm -r "$STATE_DIR/pool.d" ;;
 		esac
 		b=$(setup_bundle "b-$how")
 		annotate "$b" runc-userns.io/userns auto
@@ -237,6 +240,31 @@ killed_then_gc() {
 		wrapper delete --force "b-$how"
 		[ "$(pool_json | jq -r '.[].owner')" = a ] || fail "after deleting b ($how): $(pool_json)"
 	done
+	wrapper delete --force a
+	nothing_left "delete"
+}
+
+@test "the pool.json of an earlier release is read, then converted by the next create" {
+	local a b
+	a=$(setup_bundle a)
+	annotate "$a" runc-userns.io/userns auto
+	start_container "$a" a
+	# The state as the release before pool.d leaves it.
+	pool_json | jq '{version: 1, slotSize: 65536, allocations: .}' >"$TESTDIR/pool.json"
+	rm -r "$STATE_DIR/pool.d"
+	cp "$TESTDIR/pool.json" "$STATE_DIR/pool.json"
+	[ "$(pool_json | jq -r '.[].owner')" = a ] || fail "pool ls of a version 1 state: $(pool_json)"
+	[ ! -e "$STATE_DIR/pool.d" ] || fail "pool ls converted the state"
+	b=$(setup_bundle b)
+	annotate "$b" runc-userns.io/userns auto
+	wrapper --log "$TESTDIR/convert.log" --log-format json create --bundle "$b" b </dev/null >/dev/null 2>"$TESTDIR/b.err" ||
+		fail "create after a version 1 state: $(cat "$TESTDIR/b.err")"
+	! grep -q 'rebuilt from the live containers' "$TESTDIR/convert.log" || fail "converted by a rebuild: $(cat "$TESTDIR/convert.log")"
+	[ ! -e "$STATE_DIR/pool.json" ] || fail "pool.json left after the conversion"
+	[ "$(pool_records | sort | tr '\n' ' ')" = "$POOL_BASE-a $((POOL_BASE + 65536))-b " ] || fail "records: $(pool_records)"
+	[ "$(jq -c . "$STATE_DIR/pool.d/$POOL_BASE-a")" = "$(jq -c '.allocations[0]' "$TESTDIR/pool.json")" ] || fail "a's record: $(cat "$STATE_DIR/pool.d/$POOL_BASE-a")"
+	wrapper start b
+	wrapper delete --force b
 	wrapper delete --force a
 	nothing_left "delete"
 }

@@ -116,6 +116,18 @@ pool_json() {
 	"$WRAPPER" pool ls --json
 }
 
+# pool_records: the files in the pool's record directory (one per range),
+# temporary files included.
+pool_records() {
+	ls -A "$STATE_DIR/pool.d" 2>/dev/null || true
+}
+
+# pool_empty: the pool holds no range (and has no file being written), or
+# was never made.
+pool_empty() {
+	[ -z "$(pool_records)" ]
+}
+
 # test_mounts: mounts under this test's directory.
 test_mounts() {
 	awk -v d="$TESTDIR" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo
@@ -144,10 +156,11 @@ teardown_env() {
 		leaks+="mounts left: $m; "
 		for m in $(echo "$m" | sort -r); do umount -l "$m" 2>/dev/null || true; done
 	fi
+	local records
+	records=$(pool_records)
+	[ -z "$records" ] || leaks+="pool entries left: $(echo $records); "
 	if [ -f "$STATE_DIR/pool.json" ]; then
-		local n
-		n=$(jq '.allocations | length' "$STATE_DIR/pool.json")
-		[ "$n" = 0 ] || leaks+="pool entries left: $(jq -c '.allocations' "$STATE_DIR/pool.json"); "
+		leaks+="an unconverted pool.json left: $(cat "$STATE_DIR/pool.json"); "
 	fi
 	if [ -d "$STATE_DIR" ]; then
 		local left

@@ -36,7 +36,7 @@ refused() {
 unchanged() {
 	[ "$(sha256sum <"$b/config.json")" = "$1" ] || fail "config.json changed"
 	[ -z "$(ls -A "$RUNC_ROOT" 2>/dev/null)" ] || fail "runc root: $(ls -A "$RUNC_ROOT")"
-	[ ! -e "$STATE_DIR/pool.json" ] || [ "$(pool_json | jq length)" = 0 ] || fail "pool: $(pool_json)"
+	pool_empty || fail "pool: $(pool_json)"
 	[ -z "$(cd "$STATE_DIR" 2>/dev/null && find pods containers inflight -mindepth 1 2>/dev/null)" ] || fail "state dir entries left"
 	[ -z "$(test_mounts)" ] || fail "mounts: $(test_mounts)"
 }

@@ -114,7 +114,7 @@ add_bind() {
 	[ "$(cexec own stat -c %u:%g /v/user-file)" = 1000:1000 ]
 	cexec own sh -c 'echo x >/v/by-caller-ns'
 	[ "$(stat -c %u:%g "$VOL/by-caller-ns")" = 0:0 ]
-	[ ! -e "$STATE_DIR/pool.json" ] || [ "$(pool_json | jq length)" = 0 ]
+	pool_empty
 }
 
 @test "the idmap option alone uses the container's mappings" {

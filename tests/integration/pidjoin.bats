@@ -76,7 +76,7 @@ check_signals() {
 	[ -z "$(staging_mounts)" ]
 	[ "$(jq -r '.annotations["runc-userns.io/pid-namespace"]' "$d/config.json")" = container:target ]
 	# Nothing taken from the pool.
-	[ ! -e "$STATE_DIR/pool.json" ] || [ "$(pool_json | jq length)" = 0 ]
+	pool_empty
 	check_signals debug target
 	wrapper delete --force debug
 	[ ! -e "$pin" ]
@@ -325,7 +325,7 @@ refused() {
 	set_pid_path "$d" container:target
 	start_container "$t" target
 	refused "$d" "container debug: cannot join the PID namespace of container target: it asks for runc-userns.io/userns=auto, but container target runs in the host's user namespace"
-	[ ! -e "$STATE_DIR/pool.json" ] || [ "$(pool_json | jq length)" = 0 ]
+	pool_empty
 }
 
 @test "PID reuse: the PID recorded for the target belongs to another process; the join fails and never lands in its namespace" {

@@ -152,7 +152,7 @@ uid_map_of() {
 	[ "$(sha256sum <"$h/config.json")" = "$sum_host" ]
 	[ "$(stat -c %Y.%N "$b/config.json")" = "$mtime" ]
 	[ "$(cexec none cat /proc/self/uid_map | awk '{print $1, $2, $3}')" = "0 0 4294967295" ]
-	[ ! -e "$STATE_DIR/pool.json" ] || [ "$(pool_json | jq length)" = 0 ]
+	pool_empty
 }
 
 @test "caller's mappings win: nothing allocated, mappings untouched" {
@@ -164,7 +164,7 @@ uid_map_of() {
 		| .linux.gidMappings = [{"containerID": 0, "hostID": 1000000, "size": 65536}]'
 	start_container "$b" own
 	[ "$(cexec own cat /proc/self/uid_map | awk '{print $1, $2, $3}')" = "0 1000000 65536" ]
-	[ ! -e "$STATE_DIR/pool.json" ] || [ "$(pool_json | jq length)" = 0 ]
+	pool_empty
 	run -0 jq -r '.annotations["runc-userns.io/stamp"] // "none"' "$b/config.json"
 	[ "$output" = none ]
 }
