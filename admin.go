@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"text/tabwriter"
@@ -154,10 +155,50 @@ func poolGC(ctx *cli.Context) error {
 	for _, a := range dead {
 		fmt.Printf("reclaimed %s %d-%d (members %v, root %s)\n", a.Owner, a.HostID, uint64(a.HostID)+uint64(a.Size)-1, a.Members, a.Root)
 	}
-	n, err := sweepInflight(layout(cfg.StateDir))
+	lay := layout(cfg.StateDir)
+	pins, err := sweepPins(p, lay)
+	for _, owner := range pins {
+		fmt.Printf("unpinned pod %s: it holds no range\n", owner)
+	}
+	if err != nil {
+		return fmt.Errorf("pool gc: pinned user namespaces: %w", err)
+	}
+	n, err := sweepInflight(lay)
 	if err != nil {
 		return fmt.Errorf("pool gc: in-flight markers: %w", err)
 	}
-	fmt.Printf("%d ranges reclaimed, %d stale in-flight markers removed\n", len(dead), n)
+	fmt.Printf("%d ranges reclaimed, %d pinned user namespaces of pods without a range dropped, %d stale in-flight markers removed\n", len(dead), len(pins), n)
 	return nil
+}
+
+// sweepPins drops the pinned user namespace of every pod that holds no
+// range. A pod's pin goes with its range (delete, reclaim, `pool
+// release`); it is left behind when the range goes without it: a state
+// rebuilt after the pod's containers were deleted behind the wrapper's
+// back, or a delete killed between the two. A pin keeps the namespace
+// alive, so an orphan is a leak. The sweep runs under the pool's lock
+// (pool.Sweep): a create pins only after Allocate has recorded its range,
+// so no pin of a pod that holds one, or is getting one, is touched.
+func sweepPins(p *pool.Pool, lay layout) ([]string, error) {
+	var dropped []string
+	err := p.Sweep(func(held map[string]bool) error {
+		entries, err := os.ReadDir(lay.podsDir())
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if held[e.Name()] {
+				continue
+			}
+			if err := unpinPod(lay, e.Name()); err != nil {
+				return fmt.Errorf("pod %s: %w", e.Name(), err)
+			}
+			dropped = append(dropped, e.Name())
+		}
+		return nil
+	})
+	return dropped, err
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/runc-userns/runc-userns/internal/fault"
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
 	"github.com/runc-userns/runc-userns/pool"
@@ -107,6 +108,9 @@ func release(stateDir, root, id, owner string, log logrus.FieldLogger) error {
 	if err != nil || !freed {
 		return err
 	}
+	// Killed here, the pin outlives the range: a retried delete finds
+	// no owner any more, and only `pool gc` (sweepPins) drops it.
+	fault.Point(fault.Released)
 	return unpinPod(lay, owner)
 }
 

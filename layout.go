@@ -24,7 +24,8 @@ import (
 // root only (containerd runs one root per namespace).
 type layout string
 
-func (l layout) podDir(owner string) string  { return filepath.Join(string(l), "pods", owner) }
+func (l layout) podsDir() string             { return filepath.Join(string(l), "pods") }
+func (l layout) podDir(owner string) string  { return filepath.Join(l.podsDir(), owner) }
 func (l layout) pin(owner string) string     { return filepath.Join(l.podDir(owner), "userns") }
 func (l layout) mapping(owner string) string { return filepath.Join(l.podDir(owner), "mapping") }
 

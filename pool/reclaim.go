@@ -63,6 +63,25 @@ func (p *Pool) Reclaim() ([]Allocation, error) {
 	return out, err
 }
 
+// Sweep calls fn, under the pool's exclusive lock, with the owners that
+// hold a range. The caller drops there what an owner without a range left
+// behind (`runc-userns pool gc`: the pinned user namespace of a pod whose
+// record went in a rebuild): while fn runs no Allocate can give such an
+// owner a range, and an owner that holds one is in held.
+func (p *Pool) Sweep(fn func(held map[string]bool) error) error {
+	return p.update("", func(rs *records) error {
+		all, err := rs.all()
+		if err != nil {
+			return err
+		}
+		held := make(map[string]bool, len(all))
+		for _, a := range all {
+			held[a.Owner] = true
+		}
+		return fn(held)
+	})
+}
+
 // reclaim removes the allocations whose members are all dead, after
 // Hooks.Reclaimed has been told of each. An allocation without members is
 // kept: there is nobody to ask about it.

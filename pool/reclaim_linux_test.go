@@ -236,3 +236,56 @@ func truncateFile(t *testing.T, path string, n int64) {
 		t.Fatal(err)
 	}
 }
+
+func TestSweep(t *testing.T) {
+	live := []Allocation{{Owner: "b", HostID: base + 65536, Size: 65536, Root: "/r", Members: []string{"b"}}}
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, p *Pool, dir string)
+		want  []string // owners Sweep reports as holding a range
+	}{
+		{"empty pool", func(*testing.T, *Pool, string) {}, nil},
+		{"released owners are not held", func(t *testing.T, p *Pool, _ string) {
+			mustAllocate(t, p, "a", "/r", "a")
+			mustAllocate(t, p, "b", "/r", "b")
+			if err := p.Release("a"); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"b"}},
+		{"lost records are rebuilt first", func(t *testing.T, p *Pool, dir string) {
+			mustAllocate(t, p, "a", "/r", "a")
+			mustAllocate(t, p, "b", "/r", "b")
+			os.RemoveAll(filepath.Join(dir, RecordDir))
+		}, []string{"b"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "state")
+			p := testPoolIn(t, dir, 4)
+			tc.setup(t, p, dir)
+			p.SetHooks((&fakeWorld{scan: live}).hooks())
+			var got []string
+			err := p.Sweep(func(held map[string]bool) error {
+				for o := range held {
+					got = append(got, o)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(got)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("held %v, want %v", got, tc.want)
+			}
+		})
+	}
+	t.Run("fn's error is Sweep's", func(t *testing.T) {
+		p := testPool(t, 4)
+		mustAllocate(t, p, "a", "/r", "a")
+		boom := errors.New("boom")
+		if err := p.Sweep(func(map[string]bool) error { return boom }); !errors.Is(err, boom) {
+			t.Errorf("Sweep = %v, want %v", err, boom)
+		}
+	})
+}

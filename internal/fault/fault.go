@@ -1,5 +1,5 @@
 // Package fault lets the fault-injection tests kill the wrapper at a named
-// step of create: with RUNC_USERNS_TEST_KILL_AT=<step> in its environment,
+// step of create or delete: with RUNC_USERNS_TEST_KILL_AT=<step> in its environment,
 // the wrapper SIGKILLs itself when it reaches that step, as an OOM kill or
 // a crashing shim would. With RUNC_USERNS_TEST_STOP_AT=<step> it SIGSTOPs
 // itself there instead, so that a test can act while the create is in
@@ -18,7 +18,7 @@ const (
 	EnvStopAt = "RUNC_USERNS_TEST_STOP_AT"
 )
 
-// The steps of create, in order.
+// The steps of create, in order, and of delete.
 const (
 	Joined      = "joined"       // a container:<ID> target's namespaces are pinned
 	Allocated   = "allocated"    // the pool range is taken
@@ -26,6 +26,8 @@ const (
 	Staged      = "staged"       // the idmapped rootfs and mounts are attached
 	Written     = "written"      // config.json is rewritten
 	RuncStarted = "runc-started" // runc create is running
+
+	Released = "released" // delete: the pod's range is back in the pool, its pin not yet dropped
 )
 
 // Point dies or stops here if the test asked for it.

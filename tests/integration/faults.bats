@@ -159,6 +159,26 @@ killed_then_gc() {
 	nothing_left "delete"
 }
 
+@test "pool gc drops the pin of a pod whose delete was killed after the range went back" {
+	local b status=0
+	b=$(setup_bundle orph)
+	annotate "$b" runc-userns.io/userns auto
+	start_container "$b" orph
+	env RUNC_USERNS_TEST_KILL_AT=released "$WRAPPER" --root "$RUNC_ROOT" delete --force orph \
+		</dev/null >"$TESTDIR/del.out" 2>&1 || status=$?
+	[ "$status" = 137 ] || fail "delete was not killed at released: status $status, output $(cat "$TESTDIR/del.out")"
+	[ "$(pool_json | jq length)" = 0 ] || fail "pool: $(pool_json)"
+	# containerd's retried delete no longer knows the pod: the pin stays.
+	"$WRAPPER" --root "$RUNC_ROOT" delete --force orph >/dev/null 2>&1 || true
+	[ -n "$(awk -v d="$STATE_DIR/pods/orph/" 'index($5, d) == 1' /proc/self/mountinfo)" ] || fail "no pin left to sweep"
+	run -0 "$WRAPPER" pool gc
+	[[ "$output" == *"unpinned pod orph: it holds no range"* ]] || fail "gc: $output"
+	[[ "$output" == *"1 pinned user namespaces of pods without a range dropped"* ]] || fail "gc: $output"
+	nothing_left "gc"
+	run -0 "$WRAPPER" pool gc
+	[[ "$output" == *"0 pinned user namespaces"* ]] || fail "second gc: $output"
+}
+
 @test "pool gc never reclaims a create in flight" {
 	local step b
 	for step in allocated staged written; do
