@@ -101,8 +101,16 @@ func TestConvertVersion1(t *testing.T) {
 	})
 	t.Run("the first writer converts it", func(t *testing.T) {
 		dir := version1Dir(t)
+		// The earlier release's temporary files, left by crashes.
+		writeFile(t, dir, StateFile+".tmp", "{")
+		writeFile(t, dir, RootsFile+".tmp", "/run/r")
 		p := testPoolIn(t, dir, 4)
 		c := mustAllocate(t, p, "pod-c", "/run/runc", "pod-c")
+		for _, name := range []string{StateFile + ".tmp", RootsFile + ".tmp"} {
+			if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s left after the conversion: %v", name, err)
+			}
+		}
 		if c.HostID != base+65536 {
 			t.Errorf("pod-c got %d, want the slot between pod-a and pod-b, %d", c.HostID, base+65536)
 		}

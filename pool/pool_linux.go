@@ -155,5 +155,12 @@ func (p *Pool) load(convert bool) (*records, error) {
 	if err := os.Remove(path); err != nil {
 		return nil, fmt.Errorf("user namespace pool: %w", err)
 	}
+	// The earlier release's temporary files, left by a crash during one
+	// of its writes: nothing writes or reads them any more.
+	for _, name := range []string{StateFile + ".tmp", RootsFile + ".tmp"} {
+		if err := os.Remove(filepath.Join(p.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("user namespace pool: %w", err)
+		}
+	}
 	return readRecordDir(p.dir, true)
 }
