@@ -121,8 +121,9 @@
 // Join, Leave, Release and Get read their owner's record only; each writes
 // or removes one file. The cost of a call hardly grows with the number of
 // ranges held. Owners are runc container IDs (letters, digits, _ + . -,
-// not "." or "..", at most 200 bytes), so the name is a plain file name;
-// the pool refuses any other owner. The content is the allocation as JSON
+// not "." or "..") of at most 239 bytes, so that the name, even as a
+// temporary name, is a plain file name within NAME_MAX; the pool refuses
+// any other owner. The content is the allocation as JSON
 // on one line, newline-terminated:
 //
 //	{"owner":"8f2c61a7d3e4","hostID":2147483648,"size":65536,"root":"/run/containerd/runc/k8s.io","allocated":"2025-11-22T10:50:00Z","members":["8f2c61a7d3e4","b0d9e1f2a3c4"]}

@@ -475,7 +475,7 @@ func TestInvalidOwner(t *testing.T) {
 		"Release":  func(o string) error { return p.Release(o) },
 		"Get":      func(o string) error { _, _, err := p.Get(o); return err },
 	}
-	for _, owner := range []string{"", ".", "..", "../pod", "a/b", "a b", "pod\n", strings.Repeat("x", 201)} {
+	for _, owner := range []string{"", ".", "..", "../pod", "a/b", "a b", "pod\n", strings.Repeat("x", maxOwnerLen+1)} {
 		for name, call := range calls {
 			if err := call(owner); !errors.Is(err, ErrInvalidConfig) {
 				t.Errorf("%s(%q) = %v, want ErrInvalidConfig", name, owner, err)
@@ -483,7 +483,7 @@ func TestInvalidOwner(t *testing.T) {
 		}
 	}
 	// The longest owner allowed, and every allowed character.
-	for _, owner := range []string{strings.Repeat("x", 200), "Az09_+.-x"} {
+	for _, owner := range []string{strings.Repeat("x", maxOwnerLen), "Az09_+.-x"} {
 		mustAllocate(t, p, owner, "/r", "m")
 		if err := p.Release(owner); err != nil {
 			t.Fatal(err)

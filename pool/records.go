@@ -15,9 +15,10 @@ import (
 // which file is whose, so that a call reads only the record it needs.
 const RecordDir = "pool.d"
 
-// maxOwnerLen bounds an owner so that a record's name (hostID, '-', owner)
-// and its temporary name stay well below NAME_MAX (255).
-const maxOwnerLen = 200
+// maxOwnerLen is the longest owner whose record's temporary name
+// (tempName: '.', the host ID of up to 10 digits, '-', the owner, ".tmp")
+// fits in NAME_MAX (255 bytes): 239.
+const maxOwnerLen = 255 - len(".4294967295-") - len(".tmp")
 
 // ownerRule returns the rule owner breaks, or "". An owner is a runc
 // container ID (the pod sandbox's), the same rule as runc's: it becomes a

@@ -26,7 +26,7 @@ func TestParseRecordName(t *testing.T) {
 		{name: "no owner", in: "1-", wantErr: "empty owner"},
 		{name: "dot owner", in: "1-..", wantErr: `".." name directories`},
 		{name: "bad byte", in: "1-a:b", wantErr: "only letters, digits"},
-		{name: "owner too long", in: "1-" + strings.Repeat("a", 201), wantErr: "at most 200"},
+		{name: "owner too long", in: "1-" + strings.Repeat("a", maxOwnerLen+1), wantErr: "at most 239"},
 		{name: "temporary file", in: ".1-pod.tmp", wantErr: "not a host ID"},
 	}
 	for _, tc := range tests {
