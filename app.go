@@ -22,25 +22,50 @@ type app struct {
 	log     *logrus.Logger
 	sink    *logSink
 	ph      *phases // create and delete: step times for --debug
+	// early is the runc delete the constructor started: run and exec
+	// wait for it instead of starting runc again.
+	early *earlyRunc
 }
 
-// fail reports err like runc's fatal() and returns exit status 1.
-func (a *app) fail(err error) int { return fatal(a.log, a.sink, err) }
+// fail reports err like runc's fatal() and returns exit status 1, after the
+// early runc, if any, has finished: never an orphan behind a failed call.
+func (a *app) fail(err error) int {
+	if a.early != nil {
+		_, _ = a.waitEarly()
+	}
+	return fatal(a.log, a.sink, err)
+}
 
 // exec replaces the wrapper with the real runc, argv untouched.
 func (a *app) exec() int {
 	a.sink.commit()
+	if a.early != nil {
+		return a.run()
+	}
 	return a.fail(runc.Exec(a.runtime, a.inv.Args))
 }
 
 // run runs the real runc as a child with argv untouched and returns its
 // exit status; our held log lines are kept only if it succeeded.
 func (a *app) run() int {
-	status, err := runc.Run(a.runtime, a.inv.Args, a.inv.Command == "run" && !a.inv.Detach)
+	var status int
+	var err error
+	if a.early != nil {
+		status, err = a.waitEarly()
+	} else {
+		status, err = runc.Run(a.runtime, a.inv.Args, a.inv.Command == "run" && !a.inv.Detach)
+	}
 	if err != nil {
 		return a.fail(err)
 	}
 	return status
+}
+
+// waitEarly waits for the early runc, once.
+func (a *app) waitEarly() (int, error) {
+	pid := a.early.pid
+	a.early = nil
+	return runc.Wait(pid, a.runtime)
 }
 
 // version prints runc's version lines unchanged (containerd parses them)

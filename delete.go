@@ -28,7 +28,17 @@ func (a *app) delete() int {
 		return a.fail(err)
 	}
 	var stamp *oci.Stamp
-	st, stErr := runc.ReadState(root, id)
+	var st *runc.State
+	var stErr error
+	if a.early != nil {
+		// Killed here, runc carries on and deletes the container; the
+		// retried delete finds no state.json and releases by membership.
+		fault.Point(fault.RuncDeleting)
+		// runc is deleting it already: its state as it was before.
+		st, stErr = runc.ParseState(a.early.state, filepath.Join(root, id, "state.json"))
+	} else {
+		st, stErr = runc.ReadState(root, id)
+	}
 	if stErr == nil {
 		if v, ok := st.Annotation(oci.AnnotationStamp); ok {
 			if stamp, err = oci.DecodeStamp(v); err == nil {
@@ -44,9 +54,10 @@ func (a *app) delete() int {
 			// carries a verified stamp): nothing of ours to release.
 			return a.exec()
 		}
-		if a.cfg.Path == "" && stamp.Runtime != "" && stamp.Runtime != a.runtime && executable(stamp.Runtime) {
+		if a.cfg.Path == "" && a.early == nil && stamp.Runtime != "" && stamp.Runtime != a.runtime && executable(stamp.Runtime) {
 			// No operator config on this call (podman passes no
-			// environment): delete with the runc that created it.
+			// environment): delete with the runc that created it. (The
+			// constructor starts runc early only with a config file.)
 			a.runtime = stamp.Runtime
 		}
 	}

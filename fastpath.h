@@ -39,12 +39,30 @@ struct fp_sys {
 	void *data;
 };
 
+/* fp_decide's verdicts. */
+#define FP_GO 0    /* the Go code handles the call */
+#define FP_EXEC 1  /* exec runtime with argv: all the Go code would do */
+#define FP_SPAWN 2 /* start runtime with argv now; the Go code waits and releases */
+
 /*
- * fp_decide returns 1 and the real runc's path in runtime (cap bytes) when
- * argv is a pass-through call that the Go code would answer with a bare exec
- * of that runc, argv untouched; 0 when it is not, or not sure.
+ * fp_decide returns FP_EXEC and the real runc's path in runtime (cap bytes)
+ * when argv is a pass-through call that the Go code would answer with a
+ * bare exec of that runc, argv untouched. It returns FP_SPAWN and that path
+ * for a delete of a container the wrapper edited, with a config file in
+ * effect: the Go code runs that runc with argv untouched before anything
+ * else it does. Then *state is a malloc'd copy of the container's runc
+ * state.json, *state_len bytes, which the Go code reads the stamp from
+ * (state NULL: never FP_SPAWN). FP_GO when it is neither, or not sure.
  */
-int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, char *runtime, size_t cap);
+int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, char *runtime, size_t cap,
+	      char **state, long *state_len);
+
+/*
+ * fp_early returns the pid of the runc the constructor started on FP_SPAWN
+ * (0: none) and, through state and state_len, the malloc'd state.json bytes
+ * it read (the caller frees them); once: a second call returns 0.
+ */
+int fp_early(char **state, long *state_len);
 
 /*
  * fp_read_file is the real read_config and read_state: a regular file only,

@@ -17,6 +17,15 @@
  * state.json; without a state.json (a create killed before runc had the
  * container) delete must release by pool membership: the Go code's.
  *
+ * A delete of a container the wrapper did edit runs runc's delete too, and
+ * with the configured runtime whatever its stamp says, then releases what
+ * the container held. With a config file in effect (without one, delete.go
+ * may take the stamp's runtime, which only Go can verify), the constructor
+ * starts that runc at once (posix_spawn) and returns: runc deletes while
+ * the Go runtime starts, on the other core, instead of after it. The Go
+ * code (early.go) gets runc's pid and the state.json bytes read before
+ * runc ran, waits for runc instead of running it, and releases as before.
+ *
  * It is an optimisation and nothing else: it never prints, never fails a
  * call and never changes argv. Whatever it does not fully understand (an
  * unknown flag, a config key, an escape in a string, a relative PATH entry
@@ -37,6 +46,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -63,7 +73,7 @@ static const char *const bool_flags[] = {"debug", "systemd-cgroup", NULL};
 /*
  * The commands main.go's dispatch answers with a bare a.exec(). Never
  * create, run, features (the Go code acts on them), the admin verbs, or
- * anything else; delete and exec only as unstamped() says.
+ * anything else; delete and exec only as read_state() says.
  */
 static const char *const fast_commands[] = {
 	"start", "state", "kill", "list", "ps", "events", "pause", "resume", "update", NULL,
@@ -80,7 +90,7 @@ static const char *const exec_values[] = {
 };
 
 /* What fast_argv found. */
-enum { ARGV_GO, ARGV_FAST, ARGV_UNSTAMPED };
+enum { ARGV_GO, ARGV_FAST, ARGV_DELETE, ARGV_EXEC };
 
 /* split_flag is oci.splitFlag: "-x", "--x", "-x=v" and "--x=v". */
 static int split_flag(const char *arg, const char **name, size_t *n, int *has_value)
@@ -140,8 +150,8 @@ static const char *command_id(char *const *args, int exec)
 /*
  * fast_argv: after global flags that oci.Parse knows (and no --help or
  * --version), argv's command is one of fast_commands (ARGV_FAST), or a
- * delete or exec that Parse scans completely (ARGV_UNSTAMPED, with the
- * last --root, as Parse keeps it, and the ID).
+ * delete or exec that Parse scans completely (ARGV_DELETE, ARGV_EXEC,
+ * with the last --root, as Parse keeps it, and the ID).
  */
 static int fast_argv(char *const *argv, const char **root, const char **id)
 {
@@ -176,8 +186,12 @@ static int fast_argv(char *const *argv, const char **root, const char **id)
 		return ARGV_FAST;
 	if (strcmp(cmd, "delete") != 0 && strcmp(cmd, "exec") != 0)
 		return ARGV_GO;
-	*id = command_id(argv + i + 1, strcmp(cmd, "exec") == 0);
-	return *id ? ARGV_UNSTAMPED : ARGV_GO;
+	if (strcmp(cmd, "exec") == 0) {
+		*id = command_id(argv + i + 1, 1);
+		return *id ? ARGV_EXEC : ARGV_GO;
+	}
+	*id = command_id(argv + i + 1, 0);
+	return *id ? ARGV_DELETE : ARGV_GO;
 }
 
 /* fp_getenv is Go's os.Getenv: the first NAME=value wins. */
@@ -556,83 +570,123 @@ static int valid_id(const char *id)
 	return 1;
 }
 
+/* What runc's state.json of a delete's or exec's container says. */
+enum { STATE_UNSURE, STATE_UNSTAMPED, STATE_STAMPED };
+
 /*
- * unstamped: runc has container id under root and the wrapper never edited
- * it, so the Go code would exec runc at once: delete finds no stamp to
- * release by, execIn no network namespace to enter. state.json must be
- * whole (a '{' first and a '}' last, white space aside), and must not hold
- * the stamp key anywhere: runc writes it with encoding/json, which never
- * escapes a byte of the key, so a stamp cannot hide in an escape. A
+ * read_state reads <root>/<id>/state.json. STATE_UNSTAMPED: runc has
+ * container id under root and the wrapper never edited it, so the Go code
+ * would exec runc at once: delete finds no stamp to release by, execIn no
+ * network namespace to enter. STATE_STAMPED: the file holds the stamp key,
+ * and then *keep is a malloc'd copy of its len bytes (*keep_len) for the Go
+ * code, which must read the stamp from what state.json held before runc's
+ * delete removed it. Either way the file must be whole (a '{' first and a
+ * '}' last, white space aside). runc writes it with encoding/json, which
+ * never escapes a byte of the key, so a stamp cannot hide in an escape. A
  * relative --root is left to Go (filepath.Abs), as is a missing file.
  */
-static int unstamped(const struct fp_sys *sys, const char *root, const char *id)
+static int read_state(const struct fp_sys *sys, const char *root, const char *id, char **keep, long *keep_len)
 {
 	char path[FP_PATH_MAX];
 	struct json j;
 	char *buf;
 	long len;
-	int ok;
+	int kind = STATE_UNSURE;
 
 	if (root[0] != '/' || !valid_id(id))
-		return 0;
+		return STATE_UNSURE;
 	/* The ID is one plain component: Go's Join(Abs(root), id, "state.json"). */
 	if (!join(root, strlen(root), id, path, sizeof path - sizeof "/state.json"))
-		return 0;
+		return STATE_UNSURE;
 	strcat(path, "/state.json");
 	/* Not on the stack: 4 MiB; malloc maps it, only the pages read fault. */
 	buf = malloc(FP_STATE_MAX);
 	if (!buf)
-		return 0;
+		return STATE_UNSURE;
 	len = sys->read_state(sys, path, buf, FP_STATE_MAX);
-	ok = len > 0;
-	if (ok) {
+	if (len > 0) {
 		j.p = buf;
 		j.end = buf + len;
 		ws(&j);
 		while (j.end > j.p && space(j.end[-1]))
 			j.end--;
-		ok = j.end - j.p >= 2 && j.p[0] == '{' && j.end[-1] == '}' &&
-		     !memmem(buf, (size_t)len, FP_STAMP_KEY, sizeof FP_STAMP_KEY - 1);
+		if (j.end - j.p >= 2 && j.p[0] == '{' && j.end[-1] == '}')
+			kind = memmem(buf, (size_t)len, FP_STAMP_KEY, sizeof FP_STAMP_KEY - 1) ? STATE_STAMPED
+												  : STATE_UNSTAMPED;
+	}
+	if (kind == STATE_STAMPED && keep) {
+		*keep = buf;
+		*keep_len = len;
+		return kind;
 	}
 	free(buf);
-	return ok;
+	return kind;
 }
 
-int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, char *runtime, size_t cap)
+int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, char *runtime, size_t cap,
+	      char **state, long *state_len)
 {
 	char raw[FP_CONFIG_MAX];
 	char configured[FP_PATH_MAX];
 	const char *v, *path, *root = NULL, *id = NULL;
 	char *const *e;
 	long len;
-	int kind;
+	int kind, verdict = FP_EXEC, has_config = 1;
 
 	kind = fast_argv(argv, &root, &id);
 	if (!envp || kind == ARGV_GO)
-		return 0;
+		return FP_GO;
 	/* Go's os.Environ drops empty entries; runc would get a different
 	 * environment. */
 	for (e = envp; *e; e++)
 		if (!**e)
-			return 0;
+			return FP_GO;
 	v = fp_getenv(envp, "RUNC_USERNS_FASTPATH");
 	if (v && strcmp(v, "0") == 0)
-		return 0;
+		return FP_GO;
 
 	/* config.Load */
 	path = fp_getenv(envp, "RUNC_USERNS_CONFIG");
 	if (!path || !*path)
 		path = DEFAULT_CONFIG;
 	len = sys->read_config(sys, path, raw, sizeof raw);
-	if (len == FP_READ_ENOENT && strcmp(path, DEFAULT_CONFIG) == 0)
+	if (len == FP_READ_ENOENT && strcmp(path, DEFAULT_CONFIG) == 0) {
 		configured[0] = '\0';
-	else if (len < 0 || !parse_config(raw, (size_t)len, configured, sizeof configured))
-		return 0;
+		has_config = 0;
+	} else if (len < 0 || !parse_config(raw, (size_t)len, configured, sizeof configured)) {
+		return FP_GO;
+	}
 
-	if (kind == ARGV_UNSTAMPED && !unstamped(sys, root, id))
-		return 0;
+	if (kind == ARGV_DELETE || kind == ARGV_EXEC) {
+		/*
+		 * A stamped delete runs runc's delete with the configured
+		 * runtime whatever the stamp says (delete.go takes the stamp's
+		 * runtime only without a config file), so it can start now.
+		 * exec of a stamped container is the Go code's.
+		 */
+		char **keep = kind == ARGV_DELETE && has_config && state ? state : NULL;
 
-	return find_runc(sys, configured, fp_getenv(envp, "PATH"), runtime, cap);
+		switch (read_state(sys, root, id, keep, state_len)) {
+		case STATE_UNSTAMPED:
+			break;
+		case STATE_STAMPED:
+			if (!keep)
+				return FP_GO;
+			verdict = FP_SPAWN;
+			break;
+		default:
+			return FP_GO;
+		}
+	}
+
+	if (!find_runc(sys, configured, fp_getenv(envp, "PATH"), runtime, cap)) {
+		if (verdict == FP_SPAWN) {
+			free(*state);
+			*state = NULL;
+		}
+		return FP_GO;
+	}
+	return verdict;
 }
 
 /* --- the real system and the constructor. */
@@ -689,6 +743,24 @@ static int real_stat(const struct fp_sys *sys, const char *path, struct fp_stat 
 	return 0;
 }
 
+/* The delete the constructor started (FP_SPAWN): runc's pid, and the
+ * state.json it read first. fp_early hands them to the Go code. */
+static pid_t early_pid;
+static char *early_state;
+static long early_state_len;
+
+int fp_early(char **state, long *state_len)
+{
+	pid_t pid = early_pid;
+
+	*state = early_state;
+	*state_len = early_state_len;
+	early_pid = 0;
+	early_state = NULL;
+	early_state_len = 0;
+	return (int)pid;
+}
+
 /*
  * glibc calls constructors with argc, argv and envp, before main and so
  * before the Go runtime. runc.Exec's argv: the runtime's path, then ours
@@ -698,18 +770,38 @@ __attribute__((constructor)) static void fastpath(int argc, char **argv, char **
 {
 	static const struct fp_sys sys = {fp_read_file, real_stat, fp_read_file, NULL};
 	char runtime[FP_PATH_MAX];
+	char *state = NULL;
+	long state_len = 0;
 	char **args;
-	int saved = errno;
+	pid_t pid;
+	int saved = errno, verdict;
 
-	if (argc < 1 || !fp_decide(argv, envp, &sys, runtime, sizeof runtime))
+	if (argc < 1)
+		goto out;
+	verdict = fp_decide(argv, envp, &sys, runtime, sizeof runtime, &state, &state_len);
+	if (verdict == FP_GO)
 		goto out;
 	args = malloc(sizeof(char *) * ((size_t)argc + 1));
-	if (!args)
+	if (!args) {
+		free(state);
 		goto out;
+	}
 	memcpy(args, argv, sizeof(char *) * ((size_t)argc + 1));
 	args[0] = runtime;
-	execve(runtime, args, envp);
-	/* The Go code tries the same exec and reports why it failed. */
+	if (verdict == FP_EXEC) {
+		execve(runtime, args, envp);
+		/* The Go code tries the same exec and reports why it failed. */
+	} else if (posix_spawn(&pid, runtime, NULL, NULL, args, envp) == 0) {
+		/* runc.Run's child: our stdio and inherited fds, our signal
+		 * mask, our environment. glibc reports a failed exec here (and
+		 * reaps that child); the Go code then runs runc itself and
+		 * reports why it failed. */
+		early_pid = pid;
+		early_state = state;
+		early_state_len = state_len;
+		state = NULL;
+	}
+	free(state);
 	free(args);
 out:
 	/*

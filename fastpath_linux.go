@@ -10,8 +10,10 @@ package main
 // wrapper never edited: delete has nothing to release, exec no network
 // namespace to enter). The Go runtime's start-up alone costs several
 // milliseconds on a nested VM; those commands run for every container, and
-// exec for every exec probe. RUNC_USERNS_FASTPATH=0 in the environment
-// turns it off.
+// exec for every exec probe. A delete of a container the wrapper did edit,
+// with a config file in effect, it starts runc for at once and returns: the
+// Go code (early.go) waits for that runc and then releases what the
+// container held. RUNC_USERNS_FASTPATH=0 in the environment turns both off.
 //
 // This file only lets the tests run the constructor's decision on bytes
 // and fake files (cgo cannot be used in _test.go files).
@@ -88,11 +90,12 @@ static const char *fp_stamp_key(void)
 	return FP_STAMP_KEY;
 }
 
-static int fp_decide_fake(char **argv, char **envp, struct fp_fake *fake, char *runtime, size_t cap)
+static int fp_decide_fake(char **argv, char **envp, struct fp_fake *fake, char *runtime, size_t cap,
+			  char **state, long *state_len)
 {
 	struct fp_sys sys = {fp_fake_read, fp_fake_stat, fp_fake_read_state, fake};
 
-	return fp_decide(argv, envp, &sys, runtime, cap);
+	return fp_decide(argv, envp, &sys, runtime, cap, state, state_len);
 }
 */
 import "C"
@@ -131,10 +134,24 @@ const (
 	fpReadFail   = C.FP_READ_FAIL
 )
 
-// fastpathDecide runs the constructor's decision: the runtime it would
-// exec argv with, and whether it would; stateRead is the state.json path
-// it tried to read ("" for none).
-func fastpathDecide(argv, env []string, sys fastpathSys) (runtime, stateRead string, ok bool) {
+// fp_decide's verdicts.
+const (
+	verdictGo    = C.FP_GO
+	verdictExec  = C.FP_EXEC
+	verdictSpawn = C.FP_SPAWN
+)
+
+// fastpathVerdict is what the constructor decided.
+type fastpathVerdict struct {
+	kind      int    // verdictGo, verdictExec or verdictSpawn
+	runtime   string // verdictExec, verdictSpawn: the runc it would exec or start
+	stateRead string // the state.json path it tried to read ("" for none)
+	state     []byte // verdictSpawn: the state.json bytes it keeps for the Go code
+}
+
+// fastpathDecide runs the constructor's decision on argv and env, with sys
+// as the machine.
+func fastpathDecide(argv, env []string, sys fastpathSys) (v fastpathVerdict) {
 	var frees []unsafe.Pointer
 	defer func() {
 		for _, p := range frees {
@@ -191,11 +208,18 @@ func fastpathDecide(argv, env []string, sys fastpathSys) (runtime, stateRead str
 
 	rt := (*C.char)(C.malloc(C.FP_PATH_MAX))
 	frees = append(frees, unsafe.Pointer(rt))
-	ok = C.fp_decide_fake(cvec(argv), cvec(env), fake, rt, C.FP_PATH_MAX) != 0
-	if ok {
-		runtime = C.GoString(rt)
+	var state *C.char
+	var stateLen C.long
+	v.kind = int(C.fp_decide_fake(cvec(argv), cvec(env), fake, rt, C.FP_PATH_MAX, &state, &stateLen))
+	if v.kind != verdictGo {
+		v.runtime = C.GoString(rt)
 	}
-	return runtime, C.GoString(fake.state_read), ok
+	if state != nil {
+		v.state = C.GoBytes(unsafe.Pointer(state), C.int(stateLen))
+		C.free(unsafe.Pointer(state))
+	}
+	v.stateRead = C.GoString(fake.state_read)
+	return v
 }
 
 // fastpathReadFile runs the constructor's real reader: the file's bytes (at

@@ -258,16 +258,29 @@ type fastpathCase struct {
 	argv []string // after argv[0]
 	env  []string
 	sys  fastpathSys
-	want string // "" for "left to Go"
+	want string // the runc it execs, "spawn:" and the runc it starts, or "" for "left to Go"
 }
 
 func runFastpathCases(t *testing.T, cases []fastpathCase) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, _, ok := fastpathDecide(append([]string{"/usr/local/bin/runc-userns"}, c.argv...), c.env, c.sys)
-			if ok != (c.want != "") || got != c.want {
-				t.Errorf("fastpathDecide(%q, %q) = %q, %v; want %q", c.argv, c.env, got, ok, c.want)
+			v := fastpathDecide(append([]string{"/usr/local/bin/runc-userns"}, c.argv...), c.env, c.sys)
+			got := ""
+			switch v.kind {
+			case verdictExec:
+				got = v.runtime
+			case verdictSpawn:
+				got = "spawn:" + v.runtime
+				if !bytes.Equal(v.state, c.sys.state) {
+					t.Errorf("fastpathDecide(%q) keeps state %q; want the file's %q", c.argv, v.state, c.sys.state)
+				}
+			}
+			if v.kind != verdictSpawn && v.state != nil {
+				t.Errorf("fastpathDecide(%q) = %d keeps state %q", c.argv, v.kind, v.state)
+			}
+			if got != c.want {
+				t.Errorf("fastpathDecide(%q, %q) = %q; want %q", c.argv, c.env, got, c.want)
 			}
 		})
 	}
@@ -312,10 +325,19 @@ func TestFastpathDeleteExec(t *testing.T) {
 		{"exec: -- after the ID", []string{"exec", "c", "--", "true"}, env, plain, "/opt/runc"},
 		{"exec: a command that looks like an ID", []string{"exec", "c", "d", "e"}, env, plain, "/opt/runc"},
 
-		// Containers it edited, and state it is not sure of.
-		{"delete stamped", []string{"delete", "c"}, env, stamped, ""},
+		// Containers it edited: a delete starts runc at once (with a
+		// config file in effect), an exec is Go's; and state it is not
+		// sure of.
+		{"delete stamped", []string{"delete", "c"}, env, stamped, "spawn:/opt/runc"},
+		{"delete --force stamped", []string{"--root", "/r", "delete", "--force", "c"}, env, state("/r/c/state.json", fpStamped), "spawn:/opt/runc"},
+		{"delete stamped, PATH search", []string{"delete", "c"}, env, func() fastpathSys { s := stamped; s.config = []byte(`{}`); return s }(), "spawn:/usr/sbin/runc"},
+		{"delete stamped, no config file", []string{"delete", "c"}, []string{"PATH=/usr/sbin"}, func() fastpathSys { s := stamped; s.configPath = ""; return s }(), ""},
+		{"delete stamped, no runc", []string{"delete", "c"}, []string{"PATH=/nowhere", "RUNC_USERNS_CONFIG=" + cfg}, func() fastpathSys { s := stamped; s.config = []byte(`{}`); s.files = fpFiles[:2]; return s }(), ""},
+		{"delete stamped, kill switch", []string{"delete", "c"}, append([]string{"RUNC_USERNS_FASTPATH=0"}, env...), stamped, ""},
+		{"delete stamped, truncated", []string{"delete", "c"}, env, state("", fpStamped[:60]), ""},
 		{"exec stamped", []string{"exec", "c", "true"}, env, stamped, ""},
-		{"the key anywhere", []string{"delete", "c"}, env, state("", `{"env":["X=runc-userns.io/stamp"]}`), ""},
+		{"the key anywhere", []string{"delete", "c"}, env, state("", `{"env":["X=runc-userns.io/stamp"]}`), "spawn:/opt/runc"},
+		{"the key anywhere, exec", []string{"exec", "c"}, env, state("", `{"env":["X=runc-userns.io/stamp"]}`), ""},
 		{"the key cut short", []string{"delete", "c"}, env, state("", `{"env":["X=runc-userns.io/stam"]}`), "/opt/runc"},
 		{"delete, no state.json", []string{"delete", "c"}, env, noState, ""},
 		{"exec, no state.json", []string{"exec", "c", "true"}, env, noState, ""},
@@ -467,7 +489,9 @@ var fastCommands = map[string]bool{
 // delete or exec it scanned, of a valid ID, whose state.json (state, at
 // whatever path C reads) is at Go's path and holds no stamp; config.Parse
 // accepts the config and names R, or names nothing and R is what
-// runc.Find's search finds on PATH.
+// runc.Find's search finds on PATH. Whenever it would start R early, the
+// same holds of a delete whose state holds the stamp, and it keeps those
+// bytes for the Go code (which then runs R before it changes anything).
 func FuzzFastPath(f *testing.F) {
 	f.Add([]byte("state\x00c"), []byte(`{"runtime":"/opt/runc"}`), "/usr/sbin", []byte(`{}`))
 	f.Add([]byte("--root\x00/r\x00kill\x00c\x00KILL"), []byte(`{}`), "/usr/local/sbin:/usr/sbin", []byte(`{}`))
@@ -475,6 +499,7 @@ func FuzzFastPath(f *testing.F) {
 	f.Add([]byte("create\x00c"), []byte(`{"runtime":"/opt/runc"}`), "/usr/sbin", []byte(`{}`))
 	f.Add([]byte("--log-format=json\x00state\x00c"), []byte(`{"stateDir":"/x","userns":{"subidUser":"a\u0041","rootfsChown":true}}`), "/opt:/usr/sbin", []byte(`{}`))
 	f.Add([]byte("delete\x00-f\x00c"), []byte(`{}`), "/usr/sbin", []byte(fpState))
+	f.Add([]byte("--root\x00/r\x00delete\x00--force\x00c"), []byte(`{"runtime":"/opt/runc"}`), "/usr/sbin", []byte(fpStamped))
 	f.Add([]byte("--root=/x/..//r\x00exec\x00-t\x00--cwd\x00/\x00c\x00sh"), []byte(`{}`), "/usr/sbin", []byte(fpStamped))
 	f.Fuzz(func(t *testing.T, argvBytes, raw []byte, pathEnv string, state []byte) {
 		if bytes.IndexByte([]byte(pathEnv), 0) >= 0 {
@@ -482,11 +507,15 @@ func FuzzFastPath(f *testing.F) {
 		}
 		args := strings.Split(string(argvBytes), "\x00")
 		sys := fastpathSys{configPath: "/cfg.json", config: raw, files: fpFiles, statePath: "*", state: state}
-		got, read, ok := fastpathDecide(append([]string{"runc-userns"}, args...),
+		v := fastpathDecide(append([]string{"runc-userns"}, args...),
 			[]string{"RUNC_USERNS_CONFIG=/cfg.json", "PATH=" + pathEnv}, sys)
-		if !ok {
+		if v.kind == verdictGo {
+			if v.state != nil {
+				t.Fatalf("left %q to Go, but kept state %q", args, v.state)
+			}
 			return
 		}
+		got, read := v.runtime, v.stateRead
 		inv := oci.Parse(args)
 		if inv.Help || inv.Version || adminVerbs[args[0]] {
 			t.Fatalf("fast path for %q, but oci.Parse says help %v, version %v", args, inv.Help, inv.Version)
@@ -499,14 +528,22 @@ func FuzzFastPath(f *testing.F) {
 			if want := filepath.Join(inv.Root, inv.ID, "state.json"); read != want {
 				t.Fatalf("fast path for %q read %q; the Go code reads %q", args, read, want)
 			}
-			if bytes.Contains(state, []byte(oci.AnnotationStamp)) {
+			stamped := bytes.Contains(state, []byte(oci.AnnotationStamp))
+			switch {
+			case v.kind == verdictExec && stamped:
 				t.Fatalf("fast path for %q with a stamp in %q", args, state)
+			case v.kind == verdictSpawn && (inv.Command != "delete" || !stamped):
+				t.Fatalf("runc started early for %q, state %q: only a delete with a stamp may", args, state)
+			case v.kind == verdictSpawn && !bytes.Equal(v.state, state):
+				t.Fatalf("runc started early for %q, keeping state %q instead of %q", args, v.state, state)
+			case v.kind == verdictExec && v.state != nil:
+				t.Fatalf("fast path for %q keeps state %q", args, v.state)
 			}
 			if s := bytes.TrimSpace(state); len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
 				t.Fatalf("fast path for %q with a partial state %q", args, state)
 			}
 		case fastCommands[inv.Command]:
-			if read != "" {
+			if read != "" || v.kind != verdictExec {
 				t.Fatalf("fast path for %q read a state file %q", args, read)
 			}
 		default:

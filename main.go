@@ -25,13 +25,14 @@ func dispatch(argv []string) int {
 	if len(argv) > 1 && adminVerbs[argv[1]] {
 		return admin(argv)
 	}
+	early := startedRunc()
 	inv := oci.Parse(argv[1:])
 	log, sink, err := newLogger(inv.Log, inv.LogFormat, inv.Debug)
 	if err != nil {
 		// An unusable --log or --log-format: runc reports it in its words.
-		return passThrough(inv, "")
+		return passThrough(inv, early)
 	}
-	a := &app{inv: inv, log: log, sink: sink, ph: newPhases()}
+	a := &app{inv: inv, log: log, sink: sink, ph: newPhases(), early: early}
 	if a.cfg, err = config.Load(os.Getenv); err != nil {
 		return a.fail(err)
 	}
@@ -53,8 +54,17 @@ func dispatch(argv []string) int {
 	return a.exec()
 }
 
-// passThrough execs runc when even our logging could not be set up.
-func passThrough(inv *oci.Invocation, _ string) int {
+// passThrough execs runc when even our logging could not be set up, or
+// waits for the one the constructor started.
+func passThrough(inv *oci.Invocation, early *earlyRunc) int {
+	if early != nil {
+		status, err := runc.Wait(early.pid, "runc")
+		if err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			return 1
+		}
+		return status
+	}
 	cfg, err := config.Load(os.Getenv)
 	if err != nil {
 		os.Stderr.WriteString(err.Error() + "\n")

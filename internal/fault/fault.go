@@ -27,7 +27,8 @@ const (
 	Written     = "written"      // config.json is rewritten
 	RuncStarted = "runc-started" // runc create is running
 
-	Released = "released" // delete: the pod's range is back in the pool, its pin not yet dropped
+	RuncDeleting = "runc-deleting" // delete: the runc the constructor started is deleting, nothing released
+	Released     = "released"      // delete: the pod's range is back in the pool, its pin not yet dropped
 )
 
 // Point dies or stops here if the test asked for it.

@@ -54,12 +54,7 @@ var (
 // hand over: Go opens its own files with O_CLOEXEC, so the fds we
 // inherited stay inheritable.
 func Run(path string, args []string, foreground bool) (int, error) {
-	sigs := make(chan os.Signal, 64)
-	if foreground {
-		signal.Notify(sigs, allSignals...)
-	} else {
-		signal.Notify(sigs, shortSignals...)
-	}
+	sigs := notify(foreground)
 	defer signal.Stop(sigs)
 
 	proc, err := os.StartProcess(path, append([]string{path}, args...), &os.ProcAttr{
@@ -70,6 +65,34 @@ func Run(path string, args []string, foreground bool) (int, error) {
 		return 1, fmt.Errorf("start %s: %w", path, err)
 	}
 	fault.Point(fault.RuncStarted)
+	return forwardAndWait(proc, sigs, path)
+}
+
+// Wait is Run for a runc at path that is already running as our child,
+// pid: started before the Go runtime was (the constructor's early delete).
+// It forwards shortSignals from now on.
+func Wait(pid int, path string) (int, error) {
+	sigs := notify(false)
+	defer signal.Stop(sigs)
+
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		return 1, fmt.Errorf("wait for %s (pid %d): %w", path, pid, err)
+	}
+	return forwardAndWait(proc, sigs, path)
+}
+
+func notify(foreground bool) chan os.Signal {
+	sigs := make(chan os.Signal, 64)
+	if foreground {
+		signal.Notify(sigs, allSignals...)
+	} else {
+		signal.Notify(sigs, shortSignals...)
+	}
+	return sigs
+}
+
+func forwardAndWait(proc *os.Process, sigs chan os.Signal, path string) (int, error) {
 	done := make(chan struct{})
 	go func() {
 		for {

@@ -1,6 +1,7 @@
 package runc
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -32,8 +33,17 @@ func ReadState(root, id string) (*State, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return decodeState(f, path)
+}
+
+// ParseState is ReadState of data, the bytes read from path before.
+func ParseState(data []byte, path string) (*State, error) {
+	return decodeState(bytes.NewReader(data), path)
+}
+
+func decodeState(r io.Reader, path string) (*State, error) {
 	var st State
-	dec := json.NewDecoder(io.LimitReader(f, maxStateSize))
+	dec := json.NewDecoder(io.LimitReader(r, maxStateSize))
 	if err := dec.Decode(&st); err != nil {
 		return nil, fmt.Errorf("read runc state %s: %w", path, err)
 	}

@@ -76,6 +76,14 @@ func TestReadState(t *testing.T) {
 			}
 			got, err := ReadState(root, "c1")
 			path := filepath.Join(root, "c1", "state.json")
+			if c.contents != "" {
+				// The bytes read earlier (the constructor's early delete)
+				// give the same answer.
+				parsed, perr := ParseState([]byte(c.contents), path)
+				if !reflect.DeepEqual(parsed, got) || (perr == nil) != (err == nil) || perr != nil && perr.Error() != err.Error() {
+					t.Errorf("ParseState = %+v, %v; ReadState = %+v, %v", parsed, perr, got, err)
+				}
+			}
 			switch {
 			case c.want != nil:
 				if err != nil {
@@ -149,6 +157,10 @@ func FuzzReadState(f *testing.F) {
 			t.Fatal(err)
 		}
 		st, err := ReadState(root, "c1")
+		parsed, perr := ParseState(contents, filepath.Join(dir, "state.json"))
+		if !reflect.DeepEqual(parsed, st) || (perr == nil) != (err == nil) {
+			t.Fatalf("ParseState = %+v, %v; ReadState = %+v, %v", parsed, perr, st, err)
+		}
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("ReadState of an existing file: %v", err)

@@ -40,6 +40,22 @@ fast_path_taken() {
 	}
 }
 
+# early_start_taken NAME: in the trace, the first process or thread made
+# is a vfork-style child (posix_spawn) that execs the real runc, and it
+# does so before anything else is cloned: runc started before the Go
+# runtime, which then made its threads.
+early_start_taken() {
+	awk -v rt="execve(\"$REAL_RUNC\", [\"$REAL_RUNC\", " '
+		/ (clone3?|v?fork)\(/ { if (++cloned == 1 && /CLONE_VFORK/) spawned = 1; if (cloned > 1) exit }
+		spawned && index($0, rt) { found = 1; exit }
+		END { exit !(spawned && found) }' "$TESTDIR/$1.trace" || {
+		echo "runc was not started by a vfork child before the first thread:" >&2
+		cat "$TESTDIR/$1.trace" >&2
+		return 1
+	}
+	go_path_taken "$1"
+}
+
 # go_path_taken NAME: the trace shows the Go runtime ran first.
 go_path_taken() {
 	if fast_path_taken "$1" 2>/dev/null; then
@@ -177,7 +193,7 @@ go_path_taken() {
 	[ ! -e "$RUNC_ROOT/c2" ]
 }
 
-@test "delete and exec of a userns container go through the Go code and give its range back" {
+@test "exec of a userns container goes through the Go code; its delete starts runc first, then gives the range back" {
 	b=$(setup_bundle c1)
 	annotate "$b" runc-userns.io/userns auto
 	start_container "$b" c1
@@ -186,8 +202,13 @@ go_path_taken() {
 	run -0 --separate-stderr traced exec exec c1 cat /proc/self/uid_map
 	go_path_taken exec
 	[ "$(echo "$output" | awk '{print $2}')" -ge "$POOL_BASE" ]
+	# Running, no --force: runc's refusal, and the range stays.
+	run -1 traced running delete c1
+	early_start_taken running
+	[[ "$output" == *"running"* ]]
+	[ "$(pool_json | jq length)" = 1 ]
 	run -0 traced delete delete --force c1
-	go_path_taken delete
+	early_start_taken delete
 	[ ! -e "$RUNC_ROOT/c1" ]
 	[ "$(pool_json | jq length)" = 0 ]
 }

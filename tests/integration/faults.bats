@@ -179,6 +179,26 @@ killed_then_gc() {
 	[[ "$output" == *"0 pinned user namespaces"* ]] || fail "second gc: $output"
 }
 
+@test "a delete killed while the runc it started deletes: the retried delete gives everything back" {
+	local status=0 i
+	b=$(setup_bundle early)
+	annotate "$b" runc-userns.io/userns auto
+	start_container "$b" early
+	env RUNC_USERNS_TEST_KILL_AT=runc-deleting "$WRAPPER" --root "$RUNC_ROOT" delete --force early \
+		</dev/null >"$TESTDIR/del.out" 2>&1 || status=$?
+	[ "$status" = 137 ] || fail "delete was not killed at runc-deleting: status $status, output $(cat "$TESTDIR/del.out")"
+	# runc, started before the Go runtime, carries on without us.
+	for i in $(seq 100); do
+		[ -e "$RUNC_ROOT/early" ] || break
+		sleep 0.1
+	done
+	[ ! -e "$RUNC_ROOT/early" ] || fail "runc did not delete the container: $(cat "$TESTDIR/del.out")"
+	[ "$(pool_json | jq length)" = 1 ] || fail "released before the kill point: $(pool_json)"
+	# containerd's retried delete finds no state.json: by pool membership.
+	"$WRAPPER" --root "$RUNC_ROOT" delete --force early >/dev/null 2>&1 || true
+	nothing_left "the retried delete"
+}
+
 @test "pool gc never reclaims a create in flight" {
 	local step b
 	for step in allocated staged written; do

@@ -1,0 +1,45 @@
+package runc
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Wait gives the exit status of a child started before the caller knew of
+// it (the constructor's early delete), as Run gives its own child's.
+func TestWait(t *testing.T) {
+	cases := []struct {
+		name   string
+		script string
+		want   int
+	}{
+		{"success", "exit 0", 0},
+		{"failure", "exit 3", 3},
+		{"killed", "kill -KILL $$", 128 + 9},
+		{"terminated", "kill -TERM $$", 128 + 15},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", c.script}, &syscall.ProcAttr{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Wait(pid, "/bin/sh")
+			if err != nil || got != c.want {
+				t.Errorf("Wait = %d, %v; want %d", got, err, c.want)
+			}
+			if got, err := Run("/bin/sh", []string{"-c", c.script}, false); err != nil || got != c.want {
+				t.Errorf("Run = %d, %v; want %d", got, err, c.want)
+			}
+		})
+	}
+}
+
+// A pid that is not our child: an error naming it, not a hang.
+func TestWaitNotOurChild(t *testing.T) {
+	_, err := Wait(1, "/usr/sbin/runc")
+	if err == nil || !strings.Contains(err.Error(), "/usr/sbin/runc") {
+		t.Fatalf("Wait(1) = %v; want an error naming the runtime", err)
+	}
+}
