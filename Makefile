@@ -23,8 +23,12 @@ RUNC_UPSTREAM := $(CACHE)/runc-$(RUNC_UPSTREAM_VERSION)/runc
 FUZZTIME    ?= 50000x
 # crictl for the containerd suite (built from the Go module cache, hack/install-crictl.sh).
 CRICTL_VERSION ?= v1.26.1
+# containerd 1.7 for a second pass of the containerd suite (Debian 12 ships
+# 1.6; built from the Go module cache, hack/install-containerd.sh).
+CONTAINERD17_VERSION ?= v1.7.35
+CONTAINERD17 := $(CACHE)/containerd-$(CONTAINERD17_VERSION)
 
-.PHONY: all build install demo test unit integration integration-runc11 integration-upstream fuzz bench deps deps-upstream deps-crictl lint clean help
+.PHONY: all build install demo test unit integration integration-runc11 integration-upstream integration-containerd17 fuzz bench deps deps-upstream deps-crictl deps-containerd lint clean help
 
 all: build ## Build bin/runc-userns (default)
 
@@ -43,10 +47,13 @@ deps-upstream: ## Build current upstream runc into .cache for the second test pa
 deps-crictl: ## Build crictl into .cache for the containerd suite
 	GO=$(GO) ./hack/install-crictl.sh $(CRICTL_VERSION) $(CACHE)/crictl-$(CRICTL_VERSION)
 
+deps-containerd: ## Build containerd 1.7 into .cache for the containerd suite's second pass
+	GO=$(GO) ./hack/install-containerd.sh $(CONTAINERD17_VERSION) $(CONTAINERD17)
+
 demo: deps build ## Run a busybox container in a pool user namespace and show what it sees
 	./hack/demo.sh $(BIN)
 
-test: deps deps-upstream deps-crictl build unit fuzz integration ## Everything: vet, unit tests with -race, short fuzzing, bats with runc 1.1.5 and upstream runc
+test: deps deps-upstream deps-crictl deps-containerd build unit fuzz integration ## Everything: vet, unit tests with -race, short fuzzing, bats with runc 1.1.5 and upstream runc, the containerd suite again under containerd 1.7
 
 unit: ## go vet and unit tests with the race detector
 	$(GO) vet ./...
@@ -61,13 +68,17 @@ bench: deps deps-upstream build ## Benchmarks against plain runc: bench/results/
 fuzz: ## Run every fuzz target for $(FUZZTIME) (executions, or a duration such as 30s)
 	./hack/fuzz.sh $(FUZZTIME)
 
-integration: integration-runc11 integration-upstream ## bats end-to-end suites against both runcs
+integration: integration-runc11 integration-upstream integration-containerd17 ## bats end-to-end suites against both runcs, and the containerd suite under containerd 1.7
 
 integration-runc11: build deps-crictl ## bats suites against Debian's runc 1.1.5
 	REAL_RUNC=/usr/sbin/runc bats --print-output-on-failure tests/integration
 
 integration-upstream: build deps-crictl ## bats suites against upstream runc ($(RUNC_UPSTREAM_VERSION))
 	REAL_RUNC=$(RUNC_UPSTREAM) bats --print-output-on-failure tests/integration
+
+integration-containerd17: build deps-crictl deps-containerd ## the containerd suite under containerd $(CONTAINERD17_VERSION) and runc 1.1.5
+	PATH=$(CONTAINERD17):$$PATH CONTAINERD_VERSION=$(CONTAINERD17_VERSION) REAL_RUNC=/usr/sbin/runc \
+		bats --print-output-on-failure tests/integration/containerd.bats
 
 clean: ## Remove build outputs
 	rm -rf bin

@@ -1,8 +1,11 @@
 #!/usr/bin/env bats
-# runc-userns under a real containerd (Debian's 1.6) as the runc.v2 shim's
-# BinaryName: ctr and CRI (crictl). One private containerd for the file:
-# its own config, root, state, socket and CNI config in a temp dir, started
-# in setup_file and stopped and cleaned in teardown_file.
+# runc-userns under a real containerd as the runc.v2 shim's BinaryName: ctr
+# and CRI (crictl). The containerd, shim and ctr on PATH: Debian's 1.6, and
+# in a second pass 1.7 (make integration-containerd17 puts it first on PATH
+# and sets CONTAINERD_VERSION, which the suite checks it runs). One private
+# containerd for the file: its own config, root, state, socket and CNI
+# config in a temp dir, started in setup_file and stopped and cleaned in
+# teardown_file.
 
 load helpers
 
@@ -11,6 +14,16 @@ CRICTL=${CRICTL:-$ROOT_DIR/.cache/crictl-v1.26.1/crictl} # make deps-crictl
 setup_file() {
 	[ -x "$CRICTL" ] || fail "crictl missing at $CRICTL: run ./hack/install-crictl.sh v1.26.1 .cache/crictl-v1.26.1 (make deps-crictl)"
 	command -v containerd >/dev/null || fail "containerd missing: run ./hack/install-deps.sh"
+	if [ -n "${CONTAINERD_VERSION:-}" ]; then
+		local bin
+		for bin in containerd ctr; do
+			"$bin" --version | grep -E " v?${CONTAINERD_VERSION#v}( |\$)" >/dev/null ||
+				fail "$bin on PATH ($(command -v "$bin")) is $("$bin" --version), not $CONTAINERD_VERSION"
+		done
+		# The shim containerd starts is found on PATH too.
+		[ "$(dirname "$(command -v containerd-shim-runc-v2)")" = "$(dirname "$(command -v containerd)")" ] ||
+			fail "containerd-shim-runc-v2 on PATH is $(command -v containerd-shim-runc-v2), not beside $(command -v containerd)"
+	fi
 	export D
 	D=$(mktemp -d /tmp/runc-userns-ctrd.XXXXXX)
 	# containerd 1.6 puts shim sockets under /run/containerd/s whatever its
