@@ -23,12 +23,14 @@ RUNC_UPSTREAM := $(CACHE)/runc-$(RUNC_UPSTREAM_VERSION)/runc
 FUZZTIME    ?= 50000x
 # crictl for the containerd suite (built from the Go module cache, hack/install-crictl.sh).
 CRICTL_VERSION ?= v1.26.1
-# containerd 1.7 for a second pass of the containerd suite (Debian 12 ships
-# 1.6; built from the Go module cache, hack/install-containerd.sh).
+# containerd 1.7 and 2 for more passes of the containerd suite (Debian 12
+# ships 1.6; built from the Go module cache, hack/install-containerd.sh).
 CONTAINERD17_VERSION ?= v1.7.35
 CONTAINERD17 := $(CACHE)/containerd-$(CONTAINERD17_VERSION)
+CONTAINERD2_VERSION ?= v2.2.9
+CONTAINERD2 := $(CACHE)/containerd-$(CONTAINERD2_VERSION)
 
-.PHONY: all build install demo test unit integration integration-runc11 integration-upstream integration-containerd17 fuzz bench deps deps-upstream deps-crictl deps-containerd lint clean help
+.PHONY: all build install demo test unit integration integration-runc11 integration-upstream integration-containerd fuzz bench deps deps-upstream deps-crictl deps-containerd lint clean help
 
 all: build ## Build bin/runc-userns (default)
 
@@ -47,13 +49,14 @@ deps-upstream: ## Build current upstream runc into .cache for the second test pa
 deps-crictl: ## Build crictl into .cache for the containerd suite
 	GO=$(GO) ./hack/install-crictl.sh $(CRICTL_VERSION) $(CACHE)/crictl-$(CRICTL_VERSION)
 
-deps-containerd: ## Build containerd 1.7 into .cache for the containerd suite's second pass
+deps-containerd: ## Build containerd 1.7 and 2 into .cache for more passes of the containerd suite
 	GO=$(GO) ./hack/install-containerd.sh $(CONTAINERD17_VERSION) $(CONTAINERD17)
+	GO=$(GO) ./hack/install-containerd.sh $(CONTAINERD2_VERSION) $(CONTAINERD2)
 
 demo: deps build ## Run a busybox container in a pool user namespace and show what it sees
 	./hack/demo.sh $(BIN)
 
-test: deps deps-upstream deps-crictl deps-containerd build unit fuzz integration ## Everything: vet, unit tests with -race, short fuzzing, bats with runc 1.1.5 and upstream runc, the containerd suite again under containerd 1.7
+test: deps deps-upstream deps-crictl deps-containerd build unit fuzz integration ## Everything: vet, unit tests with -race, short fuzzing, bats with runc 1.1.5 and upstream runc, the containerd suite again under containerd 1.7 and 2
 
 unit: ## go vet and unit tests with the race detector
 	$(GO) vet ./...
@@ -68,7 +71,7 @@ bench: deps deps-upstream build ## Benchmarks against plain runc: bench/results/
 fuzz: ## Run every fuzz target for $(FUZZTIME) (executions, or a duration such as 30s)
 	./hack/fuzz.sh $(FUZZTIME)
 
-integration: integration-runc11 integration-upstream integration-containerd17 ## bats end-to-end suites against both runcs, and the containerd suite under containerd 1.7
+integration: integration-runc11 integration-upstream integration-containerd ## bats end-to-end suites against both runcs, and the containerd suite under containerd 1.7 and 2
 
 integration-runc11: build deps-crictl ## bats suites against Debian's runc 1.1.5
 	REAL_RUNC=/usr/sbin/runc bats --print-output-on-failure tests/integration
@@ -76,8 +79,12 @@ integration-runc11: build deps-crictl ## bats suites against Debian's runc 1.1.5
 integration-upstream: build deps-crictl ## bats suites against upstream runc ($(RUNC_UPSTREAM_VERSION))
 	REAL_RUNC=$(RUNC_UPSTREAM) bats --print-output-on-failure tests/integration
 
-integration-containerd17: build deps-crictl deps-containerd ## the containerd suite under containerd $(CONTAINERD17_VERSION) and runc 1.1.5
+integration-containerd: build deps-upstream deps-crictl deps-containerd ## the containerd suite under containerd $(CONTAINERD17_VERSION) (runc 1.1.5) and $(CONTAINERD2_VERSION) (runc 1.1.5, upstream runc)
 	PATH=$(CONTAINERD17):$$PATH CONTAINERD_VERSION=$(CONTAINERD17_VERSION) REAL_RUNC=/usr/sbin/runc \
+		bats --print-output-on-failure tests/integration/containerd.bats
+	PATH=$(CONTAINERD2):$$PATH CONTAINERD_VERSION=$(CONTAINERD2_VERSION) REAL_RUNC=/usr/sbin/runc \
+		bats --print-output-on-failure tests/integration/containerd.bats
+	PATH=$(CONTAINERD2):$$PATH CONTAINERD_VERSION=$(CONTAINERD2_VERSION) REAL_RUNC=$(RUNC_UPSTREAM) \
 		bats --print-output-on-failure tests/integration/containerd.bats
 
 clean: ## Remove build outputs

@@ -200,6 +200,14 @@ func undoStamp(s *specs.Spec, st *oci.Stamp) {
 	if st.Netns != "" && s.Linux != nil {
 		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: st.Netns})
 	}
+	if len(st.NetSysctls) > 0 && s.Linux != nil {
+		if s.Linux.Sysctl == nil {
+			s.Linux.Sysctl = map[string]string{}
+		}
+		for k, v := range st.NetSysctls {
+			s.Linux.Sysctl[k] = v
+		}
+	}
 	if st.Staged != "" && s.Root != nil && s.Root.Path == st.Staged {
 		s.Root.Path = st.Rootfs
 	}
@@ -222,8 +230,9 @@ type creation struct {
 	root       string
 	lay        layout
 	pool       *pool.Pool
-	netjoin    netjoin  // the network namespace runc starts in (netjoin.go)
-	join       *pidJoin // a resolved container:<ID> reference
+	netjoin    netjoin    // the network namespace runc starts in (netjoin.go)
+	netSysctls netSysctls // written into a foreign network namespace before runc starts (netsysctl.go)
+	join       *pidJoin   // a resolved container:<ID> reference
 	undo       []func() error
 }
 
@@ -281,6 +290,10 @@ func (c *creation) do(doc *oci.Document) int {
 		}
 	}
 	c.ph.mark("stdio")
+	if err := c.netSysctls.write(); err != nil {
+		c.rollback()
+		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
+	}
 	status := c.runIn(c.netjoin)
 	c.ph.mark("runc")
 	// runc holds its own copy of the staging mount once the container
@@ -432,13 +445,22 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 		ns.Close()
 		return nil, nil, fmt.Errorf("network namespace %s: %w", netns, err)
 	}
+	if foreign {
+		// runc, whatever its version, writes sysctls from inside the
+		// pod's user namespace, which cannot write them there.
+		if c.netSysctls, err = planNetSysctls(s, netns, mapping); err != nil {
+			ns.Close()
+			return nil, nil, fmt.Errorf("network namespace %s: %w", netns, err)
+		}
+		if c.netSysctls.path != "" {
+			stamp.NetSysctls = netSysctlsOf(s)
+			c.log.Infof("container %s: joins network namespace %s, which the pod's user namespace does not own: runc-userns writes its network sysctls there before runc starts", c.id, netns)
+			mods = append(mods, netSysctlModifier{})
+		}
+	}
 	if foreign && feat.JoinsUsernsFirst {
 		// runc < 1.3 would join the pod's user namespace first and then
 		// lack the right to join this one: netjoin.go.
-		if keys := netSysctls(s); len(keys) > 0 {
-			ns.Close()
-			return nil, nil, fmt.Errorf("it joins network namespace %s, which its pod's user namespace does not own, and sets network sysctls %v that runc %s cannot write from the pod's user namespace there: drop the sysctls, upgrade runc to >= 1.3, or run the pod without %s=auto", netns, keys, feat.Version, oci.AnnotationUserns)
-		}
 		if c.netjoin, err = writeNetjoin(c.lay, c.root, c.id, netns); err != nil {
 			ns.Close()
 			return nil, nil, fmt.Errorf("network namespace %s: %w", netns, err)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -42,23 +41,6 @@ func (netjoinModifier) Modify(s *specs.Spec) error {
 	}
 	s.Linux.Namespaces = kept
 	return nil
-}
-
-// netSysctls lists the spec's net.* sysctls: runc applies them from inside
-// the container's user namespace, which cannot write them in a network
-// namespace it does not own, and refuses them outright once the spec has
-// no network namespace of its own.
-func netSysctls(s *specs.Spec) []string {
-	var keys []string
-	if s.Linux == nil {
-		return nil
-	}
-	for k := range s.Linux.Sysctl {
-		if strings.HasPrefix(k, "net.") || strings.HasPrefix(k, "net/") {
-			keys = append(keys, k)
-		}
-	}
-	return keys
 }
 
 // netjoin is a recorded network namespace: its path and identity.

@@ -39,13 +39,6 @@ func TestNetjoinModifier(t *testing.T) {
 	}
 }
 
-func TestNetSysctls(t *testing.T) {
-	s := &specs.Spec{Linux: &specs.Linux{Sysctl: map[string]string{"net.ipv4.ip_forward": "1", "kernel.shm_rmid_forced": "1"}}}
-	if got := netSysctls(s); !reflect.DeepEqual(got, []string{"net.ipv4.ip_forward"}) {
-		t.Errorf("netSysctls = %v", got)
-	}
-}
-
 func TestNetjoinRecord(t *testing.T) {
 	lay := layout(t.TempDir())
 	if _, found, err := readNetjoin(lay, "/r", "c1"); found || err != nil {

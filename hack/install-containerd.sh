@@ -16,7 +16,10 @@ if [ -x "$dest/containerd" ] && [ -x "$dest/containerd-shim-runc-v2" ] && [ -x "
 fi
 GO=${GO:-go}
 export GOFLAGS=-mod=mod
-src=$("$GO" mod download -json "github.com/containerd/containerd@$version" | jq -r .Dir)
+# containerd 2 is the module's /v2.
+module=github.com/containerd/containerd
+case $version in v2.*) module=$module/v2 ;; esac
+src=$("$GO" mod download -json "$module@$version" | jq -r .Dir)
 work=$(mktemp -d)
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 cp -r "$src/." "$work"
@@ -28,7 +31,7 @@ dest=$(cd "$dest" && pwd) # the build runs in $work
 # devmapper): the suite uses the overlayfs snapshotter. The version string
 # is set as containerd's own Makefile sets it.
 (cd "$work" && CGO_ENABLED=0 "$GO" build -trimpath -tags "no_btrfs no_devmapper no_zfs no_aufs" \
-	-ldflags "-X github.com/containerd/containerd/version.Version=$version" \
+	-ldflags "-X $module/version.Version=$version" \
 	-o "$dest/.build/" ./cmd/containerd ./cmd/containerd-shim-runc-v2 ./cmd/ctr)
 mv "$dest/.build/"* "$dest/"
 rmdir "$dest/.build"

@@ -101,6 +101,11 @@ type Stamp struct {
 	// start runc in instead (runc < 1.3, a network namespace the pod's
 	// user namespace does not own).
 	Netns string `json:"netns,omitempty"`
+	// NetSysctls are the spec's net.* sysctls, as the caller gave them,
+	// that we removed from the spec and wrote into the network namespace
+	// ourselves (one the pod's user namespace does not own, which cannot
+	// write them there).
+	NetSysctls map[string]string `json:"netSysctls,omitempty"`
 	// Rootfs is root.path before we pointed it at the staging mount.
 	Rootfs string `json:"rootfs,omitempty"`
 	// Staged is the staging mount we pointed root.path at.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # runc-userns under a real containerd as the runc.v2 shim's BinaryName: ctr
 # and CRI (crictl). The containerd, shim and ctr on PATH: Debian's 1.6, and
-# in a second pass 1.7 (make integration-containerd17 puts it first on PATH
-# and sets CONTAINERD_VERSION, which the suite checks it runs). One private
+# in more passes 1.7 and 2 (make integration-containerd puts them first on
+# PATH and sets CONTAINERD_VERSION, which the suite checks it runs). One private
 # containerd for the file: its own config, root, state, socket and CNI
 # config in a temp dir, started in setup_file and stopped and cleaned in
 # teardown_file.
@@ -237,6 +237,17 @@ staged_mounts() { awk -v d="$D/state/containers/" 'index($5, d) == 1 {print $5}'
 		[ "$records" = 3 ]
 	else
 		[ "$records" = 0 ]
+	fi
+	# containerd 2 puts net.ipv4.ip_unprivileged_port_start=0 and
+	# ping_group_range on every sandbox; the wrapper writes them into the
+	# pod's network namespace (its user namespace cannot).
+	sysctls=$(crictl inspectp "$pod" | jq -c '.info.runtimeSpec.linux.sysctl // {}')
+	if [[ "$(containerd --version)" == *" v2."* ]]; then
+		[ "$(jq -r '.["net.ipv4.ip_unprivileged_port_start"]' <<<"$sysctls")" = 0 ] || fail "containerd 2 set no sysctls: $sysctls"
+	fi
+	if [ "$(jq -r '.["net.ipv4.ip_unprivileged_port_start"]' <<<"$sysctls")" = 0 ]; then
+		[ "$(crictl exec "$a1" cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" = 0 ]
+		[ "$(crictl exec "$a1" cat /proc/sys/net/ipv4/ping_group_range | tr -s '\t ' ' ')" = "0 65535" ]
 	fi
 	# Writes: the rootfs upper dir gets the pod's host IDs, the idmapped
 	# host-path volume the container's IDs (root stays root on the host).

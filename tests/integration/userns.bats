@@ -270,7 +270,7 @@ uid_map_of() {
 	[ ! -e "$marker" ]
 }
 
-@test "a pod joining a network namespace made elsewhere (as containerd's CNI netns) runs, exec included; sysfs becomes a read-only bind" {
+@test "a pod joining a network namespace made elsewhere (as containerd's CNI netns) runs, exec included; sysfs becomes a read-only bind; its net sysctls are written" {
 	touch "$TESTDIR/netns"
 	unshare --net="$TESTDIR/netns" true
 	sb=$(setup_bundle sandbox)
@@ -313,18 +313,34 @@ uid_map_of() {
 		[[ "$output" == *"could not read the container ID from exec's arguments"* ]]
 		run -0 wrapper exec --help
 		[[ "$output" == *"runc exec"* ]]
-		# net.* sysctls cannot be written from the pod's user namespace there.
-		sc=$(setup_bundle sysctl)
-		annotate "$sc" runc-userns.io/userns auto
-		as_pod "$sc" sandbox container
-		update_config "$sc" '.linux.namespaces |= map(if .type == "network" then .path = "'"$TESTDIR/netns"'" else . end)
-			| .linux.sysctl = {"net.ipv4.ping_group_range": "0 0"}'
-		run -1 wrapper create --bundle "$sc" sysctl
-		[[ "$output" == *"container sysctl: it joins network namespace $TESTDIR/netns"*"sets network sysctls [net.ipv4.ping_group_range]"*"drop the sysctls, upgrade runc to >= 1.3"* ]]
-		[ ! -e "$RUNC_ROOT/sysctl" ]
 	else
 		[ "$(jq -r '.linux.namespaces[] | select(.type == "network") | .path' "$app/config.json")" = "$TESTDIR/netns" ]
 	fi
+	# net.* sysctls (containerd 2 sets two on every sandbox): runc, any
+	# version, cannot write them from the pod's user namespace there; the
+	# wrapper writes them from the host before runc starts, with
+	# ping_group_range's groups taken through the pod's mapping.
+	sc=$(setup_bundle sysctl)
+	annotate "$sc" runc-userns.io/userns auto
+	as_pod "$sc" sandbox container
+	update_config "$sc" '.linux.namespaces |= map(if .type == "network" then .path = "'"$TESTDIR/netns"'" else . end)
+		| .linux.sysctl = {"net.ipv4.ping_group_range": "0 2147483647", "net.ipv4.ip_unprivileged_port_start": "0", "kernel.shm_rmid_forced": "1"}'
+	[ "$(nsenter --net="$TESTDIR/netns" cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" = 1024 ]
+	for id in sysctl sysctl2; do # the second create of the bundle starts from the caller's spec
+		start_container "$sc" $id
+		[ "$(cexec $id cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" = 0 ]
+		[ "$(cexec $id cat /proc/sys/net/ipv4/ping_group_range | tr -s '\t ' ' ')" = "0 65535" ]
+		[ "$(nsenter --net="$TESTDIR/netns" cat /proc/sys/net/ipv4/ping_group_range | tr -s '\t ' ' ')" = "$POOL_BASE $((POOL_BASE + 65535))" ]
+		[ "$(cexec $id cat /proc/sys/kernel/shm_rmid_forced)" = 1 ] # not a network one: runc's
+		[ "$(jq -c '.linux.sysctl' "$sc/config.json")" = '{"kernel.shm_rmid_forced":"1"}' ]
+		wrapper delete --force $id
+		nsenter --net="$TESTDIR/netns" sh -c 'echo 1024 >/proc/sys/net/ipv4/ip_unprivileged_port_start; echo 1 0 >/proc/sys/net/ipv4/ping_group_range'
+	done
+	# A key that is not a plain path under /proc/sys/net: refused, named.
+	update_config "$sc" '.linux.sysctl = {"net/../kernel/core_pattern": "x"}'
+	run -1 wrapper create --bundle "$sc" bad
+	[[ "$output" == *"container bad: network namespace $TESTDIR/netns: sysctl \"net/../kernel/core_pattern\" is not a plain path under /proc/sys/net"* ]]
+	[ ! -e "$RUNC_ROOT/bad" ]
 	wrapper delete --force app
 	wrapper delete --force sandbox
 	umount "$TESTDIR/netns"

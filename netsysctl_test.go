@@ -1,0 +1,114 @@
+package main
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/runc-userns/runc-userns/internal/oci"
+)
+
+func TestSysctlPath(t *testing.T) {
+	cases := []struct {
+		key, want, err string
+	}{
+		{"net.ipv4.ip_unprivileged_port_start", "ipv4/ip_unprivileged_port_start", ""},
+		{"net.ipv4.ping_group_range", "ipv4/ping_group_range", ""},
+		{"net/ipv4/conf/eth0.100/forwarding", "ipv4/conf/eth0.100/forwarding", ""},
+		{"net.core.somaxconn", "core/somaxconn", ""},
+		{"net", "", "not a file under /proc/sys/net"},
+		{"net.", "", "not a file under /proc/sys/net"},
+		{"net/", "", "not a file under /proc/sys/net"},
+		{"kernel.shm_rmid_forced", "", "not a file under /proc/sys/net"},
+		{"netfilter.x", "", "not a file under /proc/sys/net"},
+		{"net..ipv4", "", `component ""`},
+		{"net/ipv4//x", "", `component ""`},
+		{"net/../kernel/core_pattern", "", `component ".."`},
+		{"net/ipv4/./x", "", `component "."`},
+		{"net/ipv4/x/", "", `component ""`},
+		{"/net/ipv4/x", "", "not a file under /proc/sys/net"},
+		{"net.ipv4.x\x00y", "", "not a file under /proc/sys/net"},
+	}
+	for _, c := range cases {
+		got, err := sysctlPath(c.key)
+		switch {
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("sysctlPath(%q) = %q, %v; want %q", c.key, got, err, c.want)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "fix the key")):
+			t.Errorf("sysctlPath(%q) = %q, %v; want an error with %q", c.key, got, err, c.err)
+		}
+	}
+}
+
+func TestHostPingGroupRange(t *testing.T) {
+	pod := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 2147483648, Size: 65536}}
+	cases := []struct {
+		value, want, err string
+		m                []specs.LinuxIDMapping
+	}{
+		{"0 2147483647", "2147483648 2147549183", "", pod}, // containerd 2's default: all of the pod's groups
+		{"0 0", "2147483648 2147483648", "", pod},
+		{"100 200", "2147483748 2147483848", "", pod},
+		{"\t5   70000 ", "2147483653 2147549183", "", pod},
+		{"1 0", "1 0", "", pod}, // the kernel's default: no group
+		{"70000 80000", "1 0", "", pod},
+		{"0 4294967295", "2147483648 2147549183", "", pod},
+		{"10 20", "1010 1020", "", []specs.LinuxIDMapping{{ContainerID: 0, HostID: 1000, Size: 65536}}},
+		{"0 20", "1000 1010", "", []specs.LinuxIDMapping{{ContainerID: 10, HostID: 1000, Size: 100}}},
+		{"0", "", "two group IDs", pod},
+		{"0 1 2", "", "two group IDs", pod},
+		{"-1 5", "", "two group IDs", pod},
+		{"0 4294967296", "", "two group IDs", pod},
+		{"a b", "", "two group IDs", pod},
+		{"0 1", "", "2 extents", append(pod, pod...)},
+	}
+	for _, c := range cases {
+		got, err := hostPingGroupRange(c.value, c.m)
+		switch {
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("hostPingGroupRange(%q) = %q, %v; want %q", c.value, got, err, c.want)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("hostPingGroupRange(%q) = %q, %v; want an error with %q", c.value, got, err, c.err)
+		}
+	}
+}
+
+// The modifier takes out the net.* sysctls and only them; undoStamp puts
+// them back, so a second create of the bundle starts from the caller's.
+func TestNetSysctlModifierAndUndo(t *testing.T) {
+	caller := map[string]string{"net.ipv4.ping_group_range": "0 2147483647", "net/ipv4/conf/eth0.1/forwarding": "1", "kernel.shm_rmid_forced": "1"}
+	cases := []struct {
+		name string
+		in   map[string]string
+		want map[string]string
+	}{
+		{"mixed", caller, map[string]string{"kernel.shm_rmid_forced": "1"}},
+		{"only net", map[string]string{"net.ipv4.ip_unprivileged_port_start": "0"}, nil},
+		{"none", nil, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := map[string]string{}
+			for k, v := range c.in {
+				in[k] = v
+			}
+			if len(in) == 0 {
+				in = nil
+			}
+			s := &specs.Spec{Linux: &specs.Linux{Sysctl: in}, Annotations: map[string]string{}}
+			stamp := &oci.Stamp{NetSysctls: netSysctlsOf(s)}
+			if err := (netSysctlModifier{}).Modify(s); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(s.Linux.Sysctl, c.want) {
+				t.Errorf("sysctls after the modifier = %v, want %v", s.Linux.Sysctl, c.want)
+			}
+			undoStamp(s, stamp)
+			if len(c.in) > 0 && !reflect.DeepEqual(s.Linux.Sysctl, c.in) || len(c.in) == 0 && len(s.Linux.Sysctl) != 0 {
+				t.Errorf("sysctls after undo = %v, want %v", s.Linux.Sysctl, c.in)
+			}
+		})
+	}
+}
