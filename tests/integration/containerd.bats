@@ -40,31 +40,46 @@ setup_file() {
 	# result ("failed to find network info for sandbox").
 	jq -n --arg name "$CNI_NET" '{cniVersion: "1.0.0", name: $name, plugins: [{type: "loopback"},
 		{type: "static", ipam: {type: "static", addresses: [{address: "127.0.0.1/8"}]}}]}' >"$D/cni/10-test.conflist"
-	# contrib's drop-in, loaded as it ships, with this build's binary and
-	# a runc root of the test's.
+	# contrib's drop-in, loaded as it ships (config version 2 for 1.x,
+	# version 3 for containerd 2), with this build's binary and a runc
+	# root of the test's.
+	local cfgv=2 cri=io.containerd.grpc.v1.cri
+	if [[ "$(containerd --version)" == *" v2."* ]]; then
+		cfgv=3 cri=io.containerd.cri.v1.runtime
+	fi
 	sed -e "s|BinaryName = \"/usr/local/bin/runc-userns\"|BinaryName = \"$WRAPPER\"\n    Root = \"$D/runc\"|" \
-		"$ROOT_DIR/contrib/containerd/runc-userns.v2.toml" >"$D/cri.toml"
+		"$ROOT_DIR/contrib/containerd/runc-userns.v$cfgv.toml" >"$D/cri.toml"
 	grep -q "BinaryName = \"$WRAPPER\"" "$D/cri.toml" || fail "contrib snippet: BinaryName not found"
 	# containerd merges imports per plugin section: the CRI settings of the
 	# test go into the same file as the drop-in.
+	if [ $cfgv = 2 ]; then
+		cat >>"$D/cri.toml" <<-EOT
+			[plugins."$cri"]
+			  sandbox_image = "localhost/pause:test"
+		EOT
+	else
+		cat >>"$D/cri.toml" <<-EOT
+			[plugins."io.containerd.cri.v1.images".pinned_images]
+			  sandbox = "localhost/pause:test"
+			[plugins."$cri"]
+		EOT
+	fi
 	cat >>"$D/cri.toml" <<-EOT
-		[plugins."io.containerd.grpc.v1.cri"]
-		  sandbox_image = "localhost/pause:test"
 		  restrict_oom_score_adj = true
 		  disable_apparmor = true
-		  [plugins."io.containerd.grpc.v1.cri".containerd]
+		  [plugins."$cri".containerd]
 		    default_runtime_name = "runc-userns"
-		    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.plain]
+		    [plugins."$cri".containerd.runtimes.plain]
 		      runtime_type = "io.containerd.runc.v2"
-		      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.plain.options]
+		      [plugins."$cri".containerd.runtimes.plain.options]
 		        BinaryName = "$REAL_RUNC"
 		        Root = "$D/runc-plain"
-		  [plugins."io.containerd.grpc.v1.cri".cni]
-		    bin_dir = "/usr/lib/cni"
+		  [plugins."$cri".cni]
+		    bin_dir$([ $cfgv = 2 ] && echo ' = "/usr/lib/cni"' || echo 's = ["/usr/lib/cni"]')
 		    conf_dir = "$D/cni"
 	EOT
 	cat >"$D/config.toml" <<-EOT
-		version = 2
+		version = $cfgv
 		root = "$D/root"
 		state = "$D/state-ctrd"
 		imports = ["$D/cri.toml"]
