@@ -298,6 +298,32 @@ staged_mounts() { awk -v d="$D/state/containers/" 'index($5, d) == 1 {print $5}'
 	[ -z "$(find "$D/state/containers" -mindepth 1 2>/dev/null)" ]
 }
 
+@test "CRI: a pod in CRI's own user namespace (kubelet's hostUsers: false) keeps containerd's mappings; nothing from the pool" {
+	# Beside the suite's pool (131072 IDs from POOL_BASE).
+	local base=$((POOL_BASE + 262144)) userns want host
+	userns="{mode: 0, uids: [{host_id: $base, container_id: 0, length: 65536}], gids: [{host_id: $base, container_id: 0, length: 65536}]}"
+	cfg=$(pod_config hu)
+	jq ".linux.security_context.namespace_options.userns_options = $userns" "$cfg" >"$cfg.new" && mv "$cfg.new" "$cfg"
+	pod=$(crictl runp "$cfg")
+	a=$(run_ctr "$pod" hu app '["sleep", "3600"]' ".linux.security_context.namespace_options.userns_options = $userns")
+	if [[ "$(containerd --version)" == *" 1.6."* ]]; then
+		# containerd 1.6 ignores userns_options: the host's user namespace.
+		want="0 0 4294967295" host=0
+	else
+		want="0 $base 65536" host=$base
+	fi
+	[ "$(sandbox_uidmap "$pod")" = "$want" ]
+	[ "$(uidmap "$a")" = "$want" ]
+	[ "$(pool_count)" = 0 ]
+	# Root in the pod owns the image's files and writes as the pod's root.
+	[ "$(crictl exec "$a" stat -c %u:%g /bin)" = 0:0 ]
+	crictl exec "$a" sh -c 'echo x >/written-by-hu'
+	upper=$(find "$D/root/io.containerd.snapshotter.v1.overlayfs/snapshots" -maxdepth 3 -name written-by-hu)
+	[ "$(stat -c %u:%g "$upper")" = "$host:$host" ]
+	rmpod "$pod"
+	[ -z "$(staged_mounts)" ]
+}
+
 @test "CRI: a pod without the annotation runs the spec containerd wrote, untouched" {
 	pod=$(runp plainpod)
 	c=$(run_ctr "$pod" plainpod app '["sleep", "3600"]')
