@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -111,4 +112,42 @@ func TestNetSysctlModifierAndUndo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzNetSysctl: for any key a spec can carry, sysctlPath gives a plain
+// relative path under /proc/sys/net or refuses; for any value,
+// hostPingGroupRange gives "1 0" or a range inside the pod's host IDs.
+func FuzzNetSysctl(f *testing.F) {
+	for _, s := range []string{"net.ipv4.ping_group_range", "net/ipv4/conf/eth0.100/forwarding", "net/../x", "net..a", "kernel.x", "net"} {
+		f.Add(s, "0 2147483647", uint32(2147483648), uint32(65536), uint32(0))
+	}
+	f.Add("net.ipv4.ping_group_range", "1 0", uint32(1000), uint32(1), uint32(5))
+	f.Add("net.ipv4.ping_group_range", "\t4294967295 4294967295\n", uint32(4294901760), uint32(65535), uint32(0))
+	f.Fuzz(func(t *testing.T, key, value string, hostID, size, containerID uint32) {
+		if rel, err := sysctlPath(key); err == nil {
+			if rel == "" || strings.HasPrefix(rel, "/") || strings.ContainsRune(rel, 0) {
+				t.Fatalf("sysctlPath(%q) = %q", key, rel)
+			}
+			for _, c := range strings.Split(rel, "/") {
+				if c == "" || c == "." || c == ".." {
+					t.Fatalf("sysctlPath(%q) = %q: component %q", key, rel, c)
+				}
+			}
+		}
+		if size == 0 || uint64(hostID)+uint64(size) > 1<<32 || uint64(containerID)+uint64(size) > 1<<32 {
+			return // not a mapping the kernel takes
+		}
+		m := []specs.LinuxIDMapping{{ContainerID: containerID, HostID: hostID, Size: size}}
+		out, err := hostPingGroupRange(value, m)
+		if err != nil || out == "1 0" {
+			return
+		}
+		var low, high uint64
+		if n, _ := fmt.Sscanf(out, "%d %d", &low, &high); n != 2 {
+			t.Fatalf("hostPingGroupRange(%q) = %q", value, out)
+		}
+		if low > high || low < uint64(hostID) || high > uint64(hostID)+uint64(size)-1 {
+			t.Fatalf("hostPingGroupRange(%q) = %q: outside the pod's host IDs %d-%d", value, out, hostID, uint64(hostID)+uint64(size)-1)
+		}
+	})
 }
