@@ -29,6 +29,9 @@ setup_file() {
 	# containerd 1.6 puts shim sockets under /run/containerd/s whatever its
 	# state dir: remove in teardown what only this suite created there.
 	[ -e /run/containerd ] || touch "$D/made-run-containerd"
+	# containerd 2 starts NRI by default, with its socket in /run/nri: the
+	# config below moves it into $D (and test 1 checks it did).
+	[ -e /run/nri ] || touch "$D/made-run-nri"
 	chmod 0711 "$D"
 	export CNI_NET=runc-userns-test-$(basename "$D" | tr -dc 'a-zA-Z0-9')
 	mkdir -p "$D/cni" "$D/logs" "$D/vol"
@@ -91,6 +94,10 @@ setup_file() {
 		  address = "$D/debug.sock"
 		[plugins."io.containerd.internal.v1.opt"]
 		  path = "$D/opt"
+		[plugins."io.containerd.nri.v1.nri"]
+		  socket_path = "$D/nri/nri.sock"
+		  plugin_path = "$D/nri/plugins"
+		  plugin_config_path = "$D/nri/conf.d"
 	EOT
 	cat >"$D/crictl.yaml" <<-EOT
 		runtime-endpoint: unix://$D/containerd.sock
@@ -148,6 +155,9 @@ teardown_file() {
 	if [ -e "$D/made-run-containerd" ]; then
 		find /run/containerd -depth -type d -empty -delete 2>/dev/null || true
 	fi
+	if [ -e "$D/made-run-nri" ]; then
+		rm -rf /run/nri
+	fi
 	rm -rf "$D"
 }
 
@@ -200,6 +210,9 @@ uidmap() { crictl exec "$1" cat /proc/self/uid_map | awk '{print $1, $2, $3}'; }
 pool_count() { "$WRAPPER" pool ls --json | jq length; }
 
 @test "containerd loaded contrib's runc-userns handler with BinaryName and pod_annotations" {
+	if [ -e "$D/made-run-nri" ] && [ -e /run/nri ]; then
+		fail "containerd made /run/nri on the host: its NRI socket must be in $D"
+	fi
 	run -0 crictl info
 	echo "$output" | jq -e --arg w "$WRAPPER" '.config.containerd.runtimes["runc-userns"]
 		| .runtimeType == "io.containerd.runc.v2" and .options.BinaryName == $w and .PodAnnotations == ["runc-userns.io/*"]'
