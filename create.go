@@ -94,10 +94,45 @@ func (a *app) create() int {
 	return status
 }
 
+// podIsPooled reports whether the container is an app container of a pod
+// whose sandbox holds a pool user namespace (its pin exists: one lstat).
+func (a *app) podIsPooled(pod oci.Pod) bool {
+	if !pod.InPod || pod.Sandbox || oci.ValidateID(pod.Owner) != nil || !filepath.IsAbs(a.cfg.StateDir) {
+		return false
+	}
+	_, err := os.Lstat(layout(a.cfg.StateDir).pin(pod.Owner))
+	return err == nil
+}
+
+// joinPooledPod: an app container whose pod runs in a pool user namespace
+// but whose own spec does not ask for it. All containers of a pod share
+// its user namespace (KEP-127), and one in the host's would be real root
+// beside a pod that is not: it joins, whatever the node's mode. CRI-O
+// does not copy pod annotations to containers as containerd's
+// pod_annotations does, nor does a containerd without that setting. A
+// container that asks for the host's, or shares a host namespace, is
+// refused.
+func (a *app) joinPooledPod(s *specs.Spec, req oci.Request) (bool, error) {
+	id, owner := a.inv.ID, req.Pod.Owner
+	if req.Userns == oci.UsernsHost {
+		return false, fmt.Errorf("container %s asks for the host's user namespace (%s=host), but its pod %s runs in a user namespace from runc-userns's pool, which all containers of a pod share: drop the annotation, or recreate the pod without %s=auto", id, oci.AnnotationUserns, owner, oci.AnnotationUserns)
+	}
+	if shared := hostNamespaces(s); len(shared) > 0 {
+		return false, fmt.Errorf("container %s shares the host's %v namespace, but its pod %s runs in a user namespace from runc-userns's pool, which cannot: drop the host namespace, or recreate the pod without %s=auto", id, shared, owner, oci.AnnotationUserns)
+	}
+	a.log.Infof("container %s: its pod %s runs in a user namespace from the pool: the container joins it (its spec has no %s annotation; is the runtime handler's pod_annotations set?)", id, owner, oci.AnnotationUserns)
+	return true, nil
+}
+
 // wantUserns decides whether this container gets a pool user namespace.
 func (a *app) wantUserns(s *specs.Spec, req oci.Request) (bool, error) {
 	id, mode := a.inv.ID, a.cfg.Userns.Mode
 	explicit := req.Userns == oci.UsernsAuto
+	// A container:<ID> join takes its target's user namespace (pidjoin.go),
+	// which in a pooled pod is the pod's.
+	if !explicit && !libuserns.HasUserns(s) && !wantsPIDJoin(s, req) && a.podIsPooled(req.Pod) {
+		return a.joinPooledPod(s, req)
+	}
 	if explicit && mode == config.ModeOff {
 		return false, fmt.Errorf("container %s asks for a user namespace (%s=auto) but the node's operator turned them off (userns.mode %q in %s): remove the annotation or ask the operator to enable them", id, oci.AnnotationUserns, mode, configName(a.cfg))
 	}

@@ -63,7 +63,8 @@ assert h["runtime_type"] == "io.containerd.runc.v2" and h["pod_annotations"] == 
 assert h["options"]["BinaryName"] == "/usr/local/bin/runc-userns", h
 crio = tomllib.load(open(sys.argv[2], "rb"))
 r = crio["crio"]["runtime"]["runtimes"]["runc-userns"]
-assert r["runtime_path"] == "/usr/local/bin/runc-userns" and "runc-userns.io/" in r["allowed_annotations"], r
+assert r["runtime_path"] == "/usr/local/bin/runc-userns" and "allowed_annotations" not in r, r
+assert crio["crio"]["runtime"]["drop_infra_ctr"] is False, crio["crio"]["runtime"]
 ' "$C/containerd/runc-userns.v3.toml" "$C/cri-o/10-runc-userns.conf"
 }
 

@@ -89,6 +89,43 @@ uid_map_of() {
 	[ ! -e "$STATE_DIR/pods/sandbox" ]
 }
 
+@test "an app container without the annotation joins its pod's user namespace; one that asks for the host's is refused" {
+	# As under CRI-O, which copies no pod annotation to containers, or a
+	# containerd handler without pod_annotations: only the sandbox asks.
+	sb=$(setup_bundle sandbox)
+	annotate "$sb" runc-userns.io/userns auto
+	as_pod "$sb" sandbox sandbox
+	start_container "$sb" sandbox
+	for id in app crio-app; do
+		b=$(setup_bundle $id)
+		if [ $id = app ]; then
+			as_pod "$b" sandbox container
+		else
+			update_config "$b" '.annotations["io.kubernetes.cri-o.SandboxID"] = "sandbox" | .annotations["io.kubernetes.cri-o.ContainerType"] = "container"'
+		fi
+		start_container "$b" $id
+		[ "$(cexec $id readlink /proc/self/ns/user)" = "$(cexec sandbox readlink /proc/self/ns/user)" ]
+		[ "$(cexec $id cat /proc/self/uid_map | awk '{print $1, $2, $3}')" = "0 $POOL_BASE 65536" ]
+	done
+	[ "$(pool_json | jq -c '.[0].members | sort')" = '["app","crio-app","sandbox"]' ]
+	# Asking for the host's user namespace in such a pod: refused, named.
+	hb=$(setup_bundle hostapp)
+	annotate "$hb" runc-userns.io/userns host
+	as_pod "$hb" sandbox container
+	run -1 wrapper create --bundle "$hb" hostapp
+	[[ "$output" == *"container hostapp asks for the host's user namespace (runc-userns.io/userns=host), but its pod sandbox runs in a user namespace from runc-userns's pool"* ]]
+	[ ! -e "$RUNC_ROOT/hostapp" ]
+	# An app container of a pod without one stays as it was.
+	ob=$(setup_bundle other)
+	as_pod "$ob" plainpod container
+	cp "$ob/config.json" "$TESTDIR/other.before"
+	start_container "$ob" other
+	cmp "$ob/config.json" "$TESTDIR/other.before"
+	[ "$(cexec other cat /proc/self/uid_map | awk '{print $2}')" = 0 ]
+	for id in other crio-app app sandbox; do wrapper delete --force $id; done
+	[ "$(pool_json | jq length)" = 0 ]
+}
+
 @test "an app container whose sandbox has no user namespace is refused with a clear error" {
 	app=$(setup_bundle app)
 	annotate "$app" runc-userns.io/userns auto
