@@ -488,7 +488,7 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 			return nil, nil, fmt.Errorf("network namespace %s: %w", netns, err)
 		}
 		if c.netSysctls.path != "" {
-			stamp.NetSysctls = netSysctlsOf(s)
+			stamp.NetSysctls = c.netSysctls.spec
 			c.log.Infof("container %s: joins network namespace %s, which the pod's user namespace does not own: runc-userns writes its network sysctls there before runc starts", c.id, netns)
 			mods = append(mods, netSysctlModifier{})
 		}

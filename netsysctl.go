@@ -26,12 +26,14 @@ import (
 // namespace, with the same privilege, in a namespace-scoped file only.
 
 // netSysctls are the values to write into the network namespace at path
-// (nsfs identity id), keyed by their path under /proc/sys/net; the zero
-// value writes nothing.
+// (nsfs identity id), keyed by their path under /proc/sys/net; spec is
+// the net.* sysctls as the caller's spec has them (what the stamp keeps).
+// The zero value writes nothing.
 type netSysctls struct {
 	path   string
 	id     netns.ID
 	values map[string]string
+	spec   map[string]string
 }
 
 // netSysctlsOf returns the spec's net.* sysctls, or nil.
@@ -65,7 +67,7 @@ func planNetSysctls(s *specs.Spec, path string, gidMap []specs.LinuxIDMapping) (
 		return netSysctls{}, err
 	}
 	f.Close()
-	ns := netSysctls{path: path, id: id, values: map[string]string{}}
+	ns := netSysctls{path: path, id: id, values: map[string]string{}, spec: want}
 	for key, value := range want {
 		rel, err := sysctlPath(key)
 		if err != nil {
