@@ -47,31 +47,11 @@ func (a *app) create() int {
 		return a.fail(fmt.Errorf("container %s: %w", inv.ID, err))
 	}
 	a.ph.mark("load")
-	req, err := oci.ParseRequest(inv.ID, doc.Spec.Annotations)
+	req, want, untouched, err := a.createPlan(doc, bundle)
 	if err != nil {
 		return a.fail(err)
 	}
-	for _, k := range req.Unknown {
-		a.log.Warnf("container %s: unknown annotation %s ignored (known: %s, %s, %s)", inv.ID, k, oci.AnnotationUserns, oci.AnnotationPIDNamespace, oci.AnnotationIdmapSkip)
-	}
-	if req.Stamp != nil {
-		if err := a.verifyStamp(req.Stamp); err != nil {
-			return a.fail(fmt.Errorf("container %s: config.json carries a %s annotation that this node did not write (forged, or written before %s was cleared): %w; remove the annotation", inv.ID, oci.AnnotationStamp, a.cfg.StateDir, err))
-		}
-		undoStamp(doc.Spec, req.Stamp)
-		a.log.Debugf("container %s: undid the edits of an earlier create of bundle %s", inv.ID, bundle)
-	}
-	if err := a.checkCallerMappings(doc.Spec); err != nil {
-		return a.fail(err)
-	}
-	if err := a.checkCallerUserns(doc.Spec); err != nil {
-		return a.fail(err)
-	}
-	want, err := a.wantUserns(doc.Spec, req)
-	if err != nil {
-		return a.fail(err)
-	}
-	if !want && !idmap.Requested(doc.Spec) && !wantsPIDJoin(doc.Spec, req) {
+	if untouched {
 		// Only undoing an earlier create's edits can have changed the
 		// spec: without a stamp there is nothing to encode or write.
 		if req.Stamp != nil {
@@ -92,6 +72,40 @@ func (a *app) create() int {
 		a.sink.discard()
 	}
 	return status
+}
+
+// createPlan reads what a create asks of the wrapper from its loaded spec,
+// after checking the caller's own user namespace and mappings, and undoes
+// an earlier create's edits of the bundle (a stamp). want: a pool user
+// namespace. untouched: the call goes to runc as it is (the constructor
+// decides the same before the Go runtime starts, fastpath_linux.c's
+// spec_untouched, and FuzzFastPathCreate holds it to this).
+func (a *app) createPlan(doc *oci.Document, bundle string) (req oci.Request, want, untouched bool, err error) {
+	id := a.inv.ID
+	if req, err = oci.ParseRequest(id, doc.Spec.Annotations); err != nil {
+		return req, false, false, err
+	}
+	for _, k := range req.Unknown {
+		a.log.Warnf("container %s: unknown annotation %s ignored (known: %s, %s, %s)", id, k, oci.AnnotationUserns, oci.AnnotationPIDNamespace, oci.AnnotationIdmapSkip)
+	}
+	if req.Stamp != nil {
+		if err := a.verifyStamp(req.Stamp); err != nil {
+			return req, false, false, fmt.Errorf("container %s: config.json carries a %s annotation that this node did not write (forged, or written before %s was cleared): %w; remove the annotation", id, oci.AnnotationStamp, a.cfg.StateDir, err)
+		}
+		undoStamp(doc.Spec, req.Stamp)
+		a.log.Debugf("container %s: undid the edits of an earlier create of bundle %s", id, bundle)
+	}
+	if err := a.checkCallerMappings(doc.Spec); err != nil {
+		return req, false, false, err
+	}
+	if err := a.checkCallerUserns(doc.Spec); err != nil {
+		return req, false, false, err
+	}
+	if want, err = a.wantUserns(doc.Spec, req); err != nil {
+		return req, false, false, err
+	}
+	untouched = !want && !idmap.Requested(doc.Spec) && !wantsPIDJoin(doc.Spec, req)
+	return req, want, untouched, nil
 }
 
 // podIsPooled reports whether the container is an app container of a pod

@@ -16,6 +16,11 @@
  * few KiB; a spec with a huge annotation or env can be more). */
 #define FP_STATE_MAX (4L << 20)
 
+/* A bundle's config.json longer than this is left to the Go code (a spec
+ * is a few KiB; the Go code reads up to 16 MiB). */
+#define FP_SPEC_MAX (1L << 20)
+/* config.DefaultStateDir: where pods' user namespaces are pinned. */
+#define FP_DEFAULT_STATE_DIR "/run/runc-userns"
 /* oci.AnnotationStamp: on every spec the wrapper edits; runc keeps the
  * spec's annotations in state.json (a test checks it is the Go constant). */
 #define FP_STAMP_KEY "runc-userns.io/stamp"
@@ -36,6 +41,11 @@ struct fp_sys {
 	int (*stat)(const struct fp_sys *sys, const char *path, struct fp_stat *st);
 	/* read_state reads runc's state.json at path, as read_config. */
 	long (*read_state)(const struct fp_sys *sys, const char *path, char *buf, size_t cap);
+	/* read_spec reads a bundle's config.json at path, as read_config. */
+	long (*read_spec)(const struct fp_sys *sys, const char *path, char *buf, size_t cap);
+	/* exists: lstat(2) finds something at path (a symlink counts), or
+	 * fails other than with ENOENT. */
+	int (*exists)(const struct fp_sys *sys, const char *path);
 	void *data;
 };
 
@@ -47,7 +57,8 @@ struct fp_sys {
 /*
  * fp_decide returns FP_EXEC and the real runc's path in runtime (cap bytes)
  * when argv is a pass-through call that the Go code would answer with a
- * bare exec of that runc, argv untouched. It returns FP_SPAWN and that path
+ * bare exec of that runc, argv untouched: among them a create whose spec
+ * asks nothing of the wrapper. It returns FP_SPAWN and that path
  * for a delete of a container the wrapper edited, with a config file in
  * effect: the Go code runs that runc with argv untouched before anything
  * else it does. Then *state is a malloc'd copy of the container's runc

@@ -17,6 +17,10 @@
  * state.json; without a state.json (a create killed before runc had the
  * container) delete must release by pool membership: the Go code's.
  *
+ * create is the Go code's, but for a spec that asks nothing of the
+ * wrapper (spec_untouched below: most containers on a node, which do not
+ * use a pool user namespace) it too only execs runc.
+ *
  * A delete of a container the wrapper did edit runs runc's delete too, and
  * with the configured runtime whatever its stamp says, then releases what
  * the container held. With a config file in effect (without one, delete.go
@@ -72,8 +76,9 @@ static const char *const bool_flags[] = {"debug", "systemd-cgroup", NULL};
 
 /*
  * The commands main.go's dispatch answers with a bare a.exec(). Never
- * create, run, features (the Go code acts on them), the admin verbs, or
- * anything else; delete and exec only as read_state() says.
+ * run, features (the Go code acts on them), the admin verbs, or anything
+ * else; delete and exec only as read_state() says, create only as
+ * spec_untouched() says.
  */
 static const char *const fast_commands[] = {
 	"start", "state", "kill", "list", "ps", "events", "pause", "resume", "update", NULL,
@@ -89,8 +94,14 @@ static const char *const exec_values[] = {
 	"pid-file", "process-label", "apparmor", "cap", "c", "preserve-fds", "cgroup", NULL,
 };
 
+/* oci.commandFlags for create, without help and h. */
+static const char *const create_bools[] = {"no-pivot", "no-new-keyring", NULL};
+static const char *const create_values[] = {
+	"bundle", "b", "console-socket", "pidfd-socket", "pid-file", "preserve-fds", NULL,
+};
+
 /* What fast_argv found. */
-enum { ARGV_GO, ARGV_FAST, ARGV_DELETE, ARGV_EXEC };
+enum { ARGV_GO, ARGV_FAST, ARGV_DELETE, ARGV_EXEC, ARGV_CREATE };
 
 /* split_flag is oci.splitFlag: "-x", "--x", "-x=v" and "--x=v". */
 static int split_flag(const char *arg, const char **name, size_t *n, int *has_value)
@@ -112,16 +123,17 @@ static int split_flag(const char *arg, const char **name, size_t *n, int *has_va
 }
 
 /*
- * command_id is oci.Parse's scan of delete's or exec's own flags, for the
- * calls it marks Scanned: the container ID, or NULL. exec's flags end at
- * its first positional, the ID (the rest is the command); delete has one
- * positional, with flags before or after it. "--" (Parse then takes the
- * rest as positionals) is left to the Go code.
+ * command_id is oci.Parse's scan of delete's, exec's or create's own flags,
+ * for the calls it marks Scanned: the container ID, or NULL. exec's flags
+ * end at its first positional, the ID (the rest is the command); delete and
+ * create have one positional, with flags before or after it. "--" (Parse
+ * then takes the rest as positionals) is left to the Go code. For create,
+ * *bundle is the last --bundle's value ("" without one).
  */
-static const char *command_id(char *const *args, int exec)
+static const char *command_id(char *const *args, int kind, const char **bundle)
 {
-	const char *const *bools = exec ? exec_bools : delete_bools;
-	const char *const *values = exec ? exec_values : delete_values;
+	const char *const *bools = kind == ARGV_EXEC ? exec_bools : kind == ARGV_CREATE ? create_bools : delete_bools;
+	const char *const *values = kind == ARGV_EXEC ? exec_values : kind == ARGV_CREATE ? create_values : delete_values;
 	const char *name, *id = NULL;
 	size_t n;
 	int has_value, j;
@@ -131,9 +143,9 @@ static const char *command_id(char *const *args, int exec)
 			return NULL;
 		if (!split_flag(args[j], &name, &n, &has_value)) {
 			if (id)
-				return NULL; /* delete's second positional */
+				return NULL; /* a second positional */
 			id = args[j];
-			if (exec)
+			if (kind == ARGV_EXEC)
 				break;
 			continue;
 		}
@@ -143,6 +155,8 @@ static const char *command_id(char *const *args, int exec)
 			return NULL; /* help, h, or unknown */
 		if (!has_value && !args[++j])
 			return NULL;
+		if (kind == ARGV_CREATE && (n == 1 || n == 6) && memcmp(name, "bundle", n) == 0)
+			*bundle = has_value ? name + n + 1 : args[j];
 	}
 	return id;
 }
@@ -150,10 +164,11 @@ static const char *command_id(char *const *args, int exec)
 /*
  * fast_argv: after global flags that oci.Parse knows (and no --help or
  * --version), argv's command is one of fast_commands (ARGV_FAST), or a
- * delete or exec that Parse scans completely (ARGV_DELETE, ARGV_EXEC,
- * with the last --root, as Parse keeps it, and the ID).
+ * delete, exec or create that Parse scans completely (ARGV_DELETE,
+ * ARGV_EXEC, ARGV_CREATE, with the last --root, as Parse keeps it, the ID,
+ * and create's bundle).
  */
-static int fast_argv(char *const *argv, const char **root, const char **id)
+static int fast_argv(char *const *argv, const char **root, const char **id, const char **bundle)
 {
 	const char *name, *cmd;
 	size_t n;
@@ -184,14 +199,20 @@ static int fast_argv(char *const *argv, const char **root, const char **id)
 		return ARGV_GO;
 	if (in(fast_commands, cmd, strlen(cmd)))
 		return ARGV_FAST;
-	if (strcmp(cmd, "delete") != 0 && strcmp(cmd, "exec") != 0)
-		return ARGV_GO;
 	if (strcmp(cmd, "exec") == 0) {
-		*id = command_id(argv + i + 1, 1);
+		*id = command_id(argv + i + 1, ARGV_EXEC, bundle);
 		return *id ? ARGV_EXEC : ARGV_GO;
 	}
-	*id = command_id(argv + i + 1, 0);
-	return *id ? ARGV_DELETE : ARGV_GO;
+	if (strcmp(cmd, "delete") == 0) {
+		*id = command_id(argv + i + 1, ARGV_DELETE, bundle);
+		return *id ? ARGV_DELETE : ARGV_GO;
+	}
+	if (strcmp(cmd, "create") == 0) {
+		*bundle = "";
+		*id = command_id(argv + i + 1, ARGV_CREATE, bundle);
+		return *id ? ARGV_CREATE : ARGV_GO;
+	}
+	return ARGV_GO;
 }
 
 /* fp_getenv is Go's os.Getenv: the first NAME=value wins. */
@@ -340,7 +361,8 @@ static int object(struct json *j, int (*member)(struct json *, const char *, siz
 	return eat(j, '}');
 }
 
-#define IS(lit) (n == sizeof(lit) - 1 && memcmp(k, lit, n) == 0)
+#define IS_KEY(k, n, lit) ((n) == sizeof(lit) - 1 && memcmp(k, lit, n) == 0)
+#define IS(lit) IS_KEY(k, n, lit)
 
 /* pool.Range */
 static int range_member(struct json *j, const char *k, size_t n, void *arg)
@@ -362,19 +384,33 @@ static int ranges(struct json *j)
 	return eat(j, ']');
 }
 
+/* What create's decision needs of the config besides the runtime. */
+struct conf {
+	const char *state_dir; /* as written; NULL: unset */
+	size_t state_dir_n;
+	int unsure; /* stateDir or mode escaped or given twice: create is Go's */
+	int always; /* userns.mode "always": create is Go's */
+};
+
 /* config.Userns */
 static int userns_member(struct json *j, const char *k, size_t n, void *arg)
 {
+	struct conf *c = arg;
 	const char *s;
 	size_t sn;
 	int esc;
 
-	(void)arg;
 	if (IS("mode")) {
-		/* config.Parse: "" (the default), annotation, always or off. */
-		return str(j, &s, &sn, &esc) && !esc &&
-		       (sn == 0 || (sn == 10 && memcmp(s, "annotation", 10) == 0) ||
-			(sn == 6 && memcmp(s, "always", 6) == 0) || (sn == 3 && memcmp(s, "off", 3) == 0));
+		/* config.Parse: "" (the default), annotation, always or off.
+		 * Go takes the last of two; create leaves that to it. */
+		if (!str(j, &s, &sn, &esc) || esc ||
+		    !(sn == 0 || (sn == 10 && memcmp(s, "annotation", 10) == 0) ||
+		      (sn == 6 && memcmp(s, "always", 6) == 0) || (sn == 3 && memcmp(s, "off", 3) == 0)))
+			return 0;
+		if (c->always >= 0)
+			c->unsure = 1;
+		c->always = sn == 6;
+		return 1;
 	}
 	if (IS("subidUser"))
 		return str(j, &s, &sn, &esc);
@@ -391,6 +427,7 @@ struct top {
 	const char *runtime;
 	size_t n;
 	int seen;
+	struct conf *conf;
 };
 
 /* config.Config */
@@ -415,22 +452,29 @@ static int top_member(struct json *j, const char *k, size_t n, void *arg)
 		t->n = sn;
 		return 1;
 	}
-	if (IS("stateDir"))
+	if (IS("stateDir")) {
 		/* config.Parse wants it absolute when set. */
-		return str(j, &s, &sn, &esc) && (sn == 0 || s[0] == '/');
+		if (!str(j, &s, &sn, &esc) || (sn > 0 && s[0] != '/'))
+			return 0;
+		if (esc || t->conf->state_dir)
+			t->conf->unsure = 1;
+		t->conf->state_dir = s;
+		t->conf->state_dir_n = sn;
+		return 1;
+	}
 	if (IS("userns"))
-		return object(j, userns_member, NULL);
+		return object(j, userns_member, t->conf);
 	return 0;
 }
 
 #undef IS
 
 /* parse_config: config.Parse accepts raw; runtime is its "runtime" ("" when
- * unset), NUL-terminated in cap bytes. */
-static int parse_config(const char *raw, size_t len, char *runtime, size_t cap)
+ * unset), NUL-terminated in cap bytes; conf what create needs. */
+static int parse_config(const char *raw, size_t len, char *runtime, size_t cap, struct conf *conf)
 {
 	struct json j = {raw, raw + len};
-	struct top t = {NULL, 0, 0};
+	struct top t = {NULL, 0, 0, conf};
 
 	if (!object(&j, top_member, &t))
 		return 0;
@@ -623,17 +667,332 @@ static int read_state(const struct fp_sys *sys, const char *root, const char *id
 	return kind;
 }
 
+/*
+ * --- create: create.go's decision to hand a create to runc as it is.
+ *
+ * The Go code passes a create through untouched when the spec asks nothing
+ * of it: no annotation of ours, no user namespace or uid/gid mapping of the
+ * caller's (checked against the pool), no idmap request, no container:<ID>
+ * join, and it is not an app container of a pod whose sandbox holds a pool
+ * user namespace; with userns.mode "always" it acts on every pod. Reading
+ * that takes the Go runtime and a typed decode of the spec, ~10 ms here,
+ * for every container of every pod that does not use the wrapper.
+ *
+ * spec_untouched decides it conservatively, on the bytes: the spec must be
+ * valid JSON, and no string in it, key or value, may even mention what the
+ * Go code acts on (plain_string). It never needs to know where in the spec
+ * a string is, but for the annotations: their keys must be unique (the Go
+ * code refuses duplicates) and each sandbox ID they name must have no pin
+ * of a pod's user namespace under stateDir. A spec the Go code would refuse
+ * for a type error (a string where it wants an array) goes to runc, which
+ * refuses it in its own words, as it does for every call the wrapper
+ * passes through. FuzzFastPathCreate holds this to create.go.
+ */
+
+/* SPEC_DEPTH bounds the nesting walked (a spec nests ~6 deep). */
+#define SPEC_DEPTH 64
+/* SPEC_KEYS bounds the annotations compared for duplicates. */
+#define SPEC_KEYS 1024
+
+static char lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char)(c + 'a' - 'A') : c;
+}
+
+/* has_fold: s (n bytes) holds lit (lower case), ASCII case-insensitively. */
+static int has_fold(const char *s, size_t n, const char *lit)
+{
+	size_t m = strlen(lit), i, k;
+
+	for (i = 0; i + m <= n; i++) {
+		for (k = 0; k < m && lower(s[i + k]) == lit[k]; k++)
+			;
+		if (k == m)
+			return 1;
+	}
+	return 0;
+}
+
+static int eq_fold(const char *s, size_t n, const char *lit)
+{
+	return n == strlen(lit) && has_fold(s, n, lit);
+}
+
+/*
+ * plain_string: a string of the spec, as written (s, n), that the Go code
+ * cannot act on. It names no annotation of ours ("runc-userns"), no uid or
+ * gid mapping ("mappings": linux's and mounts'), no idmap mount option
+ * ("idmap", "ridmap") and no container:<ID> reference ("container:"),
+ * ASCII case-insensitively: encoding/json matches keys to fields so, and
+ * nsjoin.LooksLikeRef references. A \u escape could spell any of them; the
+ * other escapes stand for no letter, '-' or ':'. A key must be ASCII:
+ * encoding/json also folds U+017F to 's' and the Kelvin sign to 'k'. A
+ * value must not be "user" (the type of a user namespace entry).
+ */
+static int plain_string(const char *s, size_t n, int is_key)
+{
+	static const char *const mentions[] = {"runc-userns", "mappings", "idmap", "container:", NULL};
+	const char *const *m;
+	size_t i;
+
+	for (i = 0; i + 1 < n; i++)
+		if (s[i] == '\\' && s[i + 1] == 'u')
+			return 0;
+	for (m = mentions; *m; m++)
+		if (has_fold(s, n, *m))
+			return 0;
+	if (!is_key)
+		return !eq_fold(s, n, "user");
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] >= 0x80)
+			return 0;
+	return 1;
+}
+
+static int literal(struct json *j, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if ((size_t)(j->end - j->p) < n || memcmp(j->p, lit, n) != 0)
+		return 0;
+	j->p += n;
+	return 1;
+}
+
+static int digits(struct json *j)
+{
+	const char *start = j->p;
+
+	while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
+		j->p++;
+	return j->p > start;
+}
+
+/* number: JSON's grammar, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+static int number(struct json *j)
+{
+	if (j->p < j->end && *j->p == '-')
+		j->p++;
+	if (j->p < j->end && *j->p == '0')
+		j->p++;
+	else if (!digits(j))
+		return 0;
+	if (j->p < j->end && *j->p == '.') {
+		j->p++;
+		if (!digits(j))
+			return 0;
+	}
+	if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
+		j->p++;
+		if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
+			j->p++;
+		if (!digits(j))
+			return 0;
+	}
+	return 1;
+}
+
+struct spec {
+	const struct fp_sys *sys;
+	const char *state_dir;
+	size_t state_dir_n;
+};
+
+/* value reads any JSON value whose strings are all plain. */
+static int value(struct json *j, int depth)
+{
+	const char *s;
+	size_t n;
+	int esc;
+
+	if (depth > SPEC_DEPTH)
+		return 0;
+	ws(j);
+	if (j->p >= j->end)
+		return 0;
+	switch (*j->p) {
+	case '{':
+		j->p++;
+		if (eat(j, '}'))
+			return 1;
+		do {
+			if (!str(j, &s, &n, &esc) || !plain_string(s, n, 1) || !eat(j, ':') || !value(j, depth + 1))
+				return 0;
+		} while (eat(j, ','));
+		return eat(j, '}');
+	case '[':
+		j->p++;
+		if (eat(j, ']'))
+			return 1;
+		do {
+			if (!value(j, depth + 1))
+				return 0;
+		} while (eat(j, ','));
+		return eat(j, ']');
+	case '"':
+		return str(j, &s, &n, &esc) && plain_string(s, n, 0);
+	case 't':
+		return literal(j, "true");
+	case 'f':
+		return literal(j, "false");
+	case 'n':
+		return literal(j, "null");
+	}
+	return number(j);
+}
+
+/*
+ * unpinned: podIsPooled is false for a container whose pod's sandbox is
+ * the ID (s, n) as an annotation gives it: a valid ID without a pin at
+ * <stateDir>/pods/<ID>/userns (the path Go's filepath.Join makes).
+ * Anything else is left to Go.
+ */
+static int unpinned(const struct spec *sp, const char *s, size_t n)
+{
+	char id[1025], dir[FP_PATH_MAX], pods[FP_PATH_MAX], pin[FP_PATH_MAX];
+
+	if (n >= sizeof id)
+		return 0;
+	memcpy(id, s, n);
+	id[n] = '\0';
+	if (!valid_id(id))
+		return 0;
+	return join(sp->state_dir, sp->state_dir_n, "pods", pods, sizeof pods) &&
+	       join(pods, strlen(pods), id, dir, sizeof dir) && join(dir, strlen(dir), "userns", pin, sizeof pin) &&
+	       !sp->sys->exists(sp->sys, pin);
+}
+
+/* annotations reads the spec's annotations: unique keys without escapes,
+ * plain strings, and a sandbox ID (containerd's or CRI-O's) only of a pod
+ * without a pin. */
+static int annotations(struct json *j, const struct spec *sp)
+{
+	const char *keys[SPEC_KEYS];
+	size_t lens[SPEC_KEYS];
+	const char *k, *v;
+	size_t n, vn, nkeys = 0, i;
+	int esc;
+
+	ws(j);
+	if (literal(j, "null"))
+		return 1;
+	if (!eat(j, '{'))
+		return 0;
+	if (eat(j, '}'))
+		return 1;
+	do {
+		if (!str(j, &k, &n, &esc) || esc || !plain_string(k, n, 1) || !eat(j, ':'))
+			return 0;
+		if (!str(j, &v, &vn, &esc) || !plain_string(v, vn, 0))
+			return 0;
+		if ((IS_KEY(k, n, "io.kubernetes.cri.sandbox-id") || IS_KEY(k, n, "io.kubernetes.cri-o.SandboxID")) &&
+		    (esc || !unpinned(sp, v, vn)))
+			return 0;
+		if (nkeys == SPEC_KEYS)
+			return 0;
+		for (i = 0; i < nkeys; i++)
+			if (lens[i] == n && memcmp(keys[i], k, n) == 0)
+				return 0;
+		keys[nkeys] = k;
+		lens[nkeys++] = n;
+	} while (eat(j, ','));
+	return eat(j, '}');
+}
+
+/* spec_untouched: create.go would hand the create of a spec raw (len
+ * bytes) to runc as it is. */
+static int spec_untouched(const char *raw, size_t len, const struct spec *sp)
+{
+	struct json j = {raw, raw + len};
+	const char *k;
+	size_t n;
+	int esc, seen = 0;
+
+	if (!eat(&j, '{'))
+		return 0;
+	if (!eat(&j, '}')) {
+		do {
+			if (!str(&j, &k, &n, &esc) || !plain_string(k, n, 1) || !eat(&j, ':'))
+				return 0;
+			if (eq_fold(k, n, "annotations")) {
+				if (seen++ || !annotations(&j, sp))
+					return 0;
+			} else if (!value(&j, 1)) {
+				return 0;
+			}
+		} while (eat(&j, ','));
+		if (!eat(&j, '}'))
+			return 0;
+	}
+	ws(&j);
+	return j.p == j.end;
+}
+
+/* clean_abs: path is absolute and filepath.Clean leaves it as it is (no
+ * empty, "." or ".." component, no trailing slash): Go's Abs(path) is
+ * then the path the kernel resolves, symlinks or not. */
+static int clean_abs(const char *path)
+{
+	const char *c = path;
+
+	if (path[0] != '/')
+		return 0;
+	if (path[1] == '\0')
+		return 1;
+	while (*c == '/') {
+		const char *e = ++c;
+
+		while (*e && *e != '/')
+			e++;
+		if (e == c || (e - c == 1 && c[0] == '.') || (e - c == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+		c = e;
+	}
+	return 1;
+}
+
+/* create_untouched: a create of bundle (its --bundle, "" for none) is one
+ * that create.go hands to runc as it is, under conf. */
+static int create_untouched(const struct fp_sys *sys, const struct conf *conf, const char *bundle)
+{
+	struct spec sp = {sys, FP_DEFAULT_STATE_DIR, sizeof FP_DEFAULT_STATE_DIR - 1};
+	char path[FP_PATH_MAX];
+	char *buf;
+	long len;
+	int ok;
+
+	if (conf->unsure || conf->always == 1)
+		return 0;
+	if (conf->state_dir && conf->state_dir_n > 0) {
+		sp.state_dir = conf->state_dir;
+		sp.state_dir_n = conf->state_dir_n;
+	}
+	/* The working directory (no --bundle) or a path Go would clean
+	 * lexically: left to Go (os.Getwd, filepath.Abs). */
+	if (!clean_abs(bundle) || !join(bundle, strlen(bundle), "config.json", path, sizeof path))
+		return 0;
+	/* Not on the stack: 1 MiB; malloc maps it, only the pages read fault. */
+	buf = malloc(FP_SPEC_MAX);
+	if (!buf)
+		return 0;
+	len = sys->read_spec(sys, path, buf, FP_SPEC_MAX);
+	ok = len > 0 && spec_untouched(buf, (size_t)len, &sp);
+	free(buf);
+	return ok;
+}
+
 int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, char *runtime, size_t cap,
 	      char **state, long *state_len)
 {
 	char raw[FP_CONFIG_MAX];
 	char configured[FP_PATH_MAX];
-	const char *v, *path, *root = NULL, *id = NULL;
+	const char *v, *path, *root = NULL, *id = NULL, *bundle = NULL;
+	struct conf conf = {NULL, 0, 0, -1};
 	char *const *e;
 	long len;
 	int kind, verdict = FP_EXEC, has_config = 1;
 
-	kind = fast_argv(argv, &root, &id);
+	kind = fast_argv(argv, &root, &id, &bundle);
 	if (!envp || kind == ARGV_GO)
 		return FP_GO;
 	/* Go's os.Environ drops empty entries; runc would get a different
@@ -653,9 +1012,14 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 	if (len == FP_READ_ENOENT && strcmp(path, DEFAULT_CONFIG) == 0) {
 		configured[0] = '\0';
 		has_config = 0;
-	} else if (len < 0 || !parse_config(raw, (size_t)len, configured, sizeof configured)) {
+	} else if (len < 0 || !parse_config(raw, (size_t)len, configured, sizeof configured, &conf)) {
 		return FP_GO;
 	}
+
+	/* A create whose ID runc would refuse is the Go code's (our error,
+	 * when the spec concerns us). */
+	if (kind == ARGV_CREATE && (!valid_id(id) || !create_untouched(sys, &conf, bundle)))
+		return FP_GO;
 
 	if (kind == ARGV_DELETE || kind == ARGV_EXEC) {
 		/*
@@ -743,6 +1107,15 @@ static int real_stat(const struct fp_sys *sys, const char *path, struct fp_stat 
 	return 0;
 }
 
+static int real_exists(const struct fp_sys *sys, const char *path)
+{
+	struct stat st;
+
+	(void)sys;
+	/* Anything but "no such file" may be a pin the Go code finds. */
+	return lstat(path, &st) == 0 || errno != ENOENT;
+}
+
 /* The delete the constructor started (FP_SPAWN): runc's pid, and the
  * state.json it read first. fp_early hands them to the Go code. */
 static pid_t early_pid;
@@ -768,7 +1141,7 @@ int fp_early(char **state, long *state_len)
  */
 __attribute__((constructor)) static void fastpath(int argc, char **argv, char **envp)
 {
-	static const struct fp_sys sys = {fp_read_file, real_stat, fp_read_file, NULL};
+	static const struct fp_sys sys = {fp_read_file, real_stat, fp_read_file, fp_read_file, real_exists, NULL};
 	char runtime[FP_PATH_MAX];
 	char *state = NULL;
 	long state_len = 0;

@@ -8,7 +8,10 @@ package main
 // flags oci.Parse scans completely, of a valid container ID whose runc
 // state.json is whole and holds no oci.AnnotationStamp (a container the
 // wrapper never edited: delete has nothing to release, exec no network
-// namespace to enter). The Go runtime's start-up alone costs several
+// namespace to enter), and for a create whose spec asks nothing of the
+// wrapper (no annotation of ours, no user namespace, mapping or idmap
+// request, no container:<ID> join, not an app container of a pod with a
+// pinned pool user namespace). The Go runtime's start-up alone costs several
 // milliseconds on a nested VM; those commands run for every container, and
 // exec for every exec probe. A delete of a container the wrapper did edit,
 // with a config file in effect, it starts runc for at once and returns: the
@@ -38,8 +41,14 @@ struct fp_fake {
 	const char *state;
 	long state_len; // or FP_READ_FAIL
 	char *state_read; // FP_PATH_MAX bytes: the path read_state was asked for
+	const char *spec_path;
+	const char *spec;
+	long spec_len; // or FP_READ_FAIL
+	char *spec_read; // FP_PATH_MAX bytes: the path read_spec was asked for
 	const struct fp_fake_file *files;
 	int nfiles;
+	const char *const *present; // lstat finds these (pins)
+	int npresent;
 };
 
 static long fp_fake_file(const char *want, const char *data, long len, const char *path, char *buf, size_t cap)
@@ -69,6 +78,23 @@ static long fp_fake_read_state(const struct fp_sys *sys, const char *path, char 
 	return fp_fake_file(f->state_path, f->state, f->state_len, path, buf, cap);
 }
 
+static long fp_fake_read_spec(const struct fp_sys *sys, const char *path, char *buf, size_t cap)
+{
+	const struct fp_fake *f = sys->data;
+	strncpy(f->spec_read, path, FP_PATH_MAX - 1);
+	return fp_fake_file(f->spec_path, f->spec, f->spec_len, path, buf, cap);
+}
+
+static int fp_fake_exists(const struct fp_sys *sys, const char *path)
+{
+	const struct fp_fake *f = sys->data;
+	int i;
+	for (i = 0; i < f->npresent; i++)
+		if (strcmp(path, f->present[i]) == 0)
+			return 1;
+	return 0;
+}
+
 static int fp_fake_stat(const struct fp_sys *sys, const char *path, struct fp_stat *st)
 {
 	const struct fp_fake *f = sys->data;
@@ -93,7 +119,7 @@ static const char *fp_stamp_key(void)
 static int fp_decide_fake(char **argv, char **envp, struct fp_fake *fake, char *runtime, size_t cap,
 			  char **state, long *state_len)
 {
-	struct fp_sys sys = {fp_fake_read, fp_fake_stat, fp_fake_read_state, fake};
+	struct fp_sys sys = {fp_fake_read, fp_fake_stat, fp_fake_read_state, fp_fake_read_spec, fp_fake_exists, fake};
 
 	return fp_decide(argv, envp, &sys, runtime, cap, state, state_len);
 }
@@ -122,7 +148,10 @@ type fastpathSys struct {
 	statePath        string
 	state            []byte
 	stateUnreadable  bool
+	specPath         string // a bundle's config.json
+	spec             []byte
 	files            []fastpathFile
+	present          []string // paths lstat finds (pods' pins)
 }
 
 // fastpathStampKey is the stamp key the C side looks for in state.json.
@@ -147,6 +176,7 @@ type fastpathVerdict struct {
 	runtime   string // verdictExec, verdictSpawn: the runc it would exec or start
 	stateRead string // the state.json path it tried to read ("" for none)
 	state     []byte // verdictSpawn: the state.json bytes it keeps for the Go code
+	specRead  string // the config.json path it tried to read ("" for none)
 }
 
 // fastpathDecide runs the constructor's decision on argv and env, with sys
@@ -197,6 +227,17 @@ func fastpathDecide(argv, env []string, sys fastpathSys) (v fastpathVerdict) {
 	}
 	fake.state_read = (*C.char)(C.calloc(1, C.FP_PATH_MAX))
 	frees = append(frees, unsafe.Pointer(fake.state_read))
+	if sys.specPath != "" {
+		fake.spec_path = cstr(sys.specPath)
+		fake.spec = (*C.char)(C.CBytes(sys.spec))
+		frees = append(frees, unsafe.Pointer(fake.spec))
+		fake.spec_len = C.long(len(sys.spec))
+	}
+	fake.spec_read = (*C.char)(C.calloc(1, C.FP_PATH_MAX))
+	frees = append(frees, unsafe.Pointer(fake.spec_read))
+	if n := len(sys.present); n > 0 {
+		fake.present, fake.npresent = (**C.char)(unsafe.Pointer(cvec(sys.present))), C.int(n)
+	}
 	if n := len(sys.files); n > 0 {
 		files := (*[1 << 20]C.struct_fp_fake_file)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.struct_fp_fake_file{}))))
 		frees = append(frees, unsafe.Pointer(files))
@@ -219,6 +260,7 @@ func fastpathDecide(argv, env []string, sys fastpathSys) (v fastpathVerdict) {
 		C.free(unsafe.Pointer(state))
 	}
 	v.stateRead = C.GoString(fake.state_read)
+	v.specRead = C.GoString(fake.spec_read)
 	return v
 }
 

@@ -5,11 +5,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
 	"github.com/runc-userns/runc-userns/internal/config"
@@ -598,4 +602,155 @@ func fpSearch(pathEnv string) string {
 		}
 	}
 	return ""
+}
+
+// fpSpec is a spec as containerd writes it for an app container of pod sb1
+// (cut down: runc's own `runc spec` and the CRI annotations).
+const fpSpec = `{"ociVersion":"1.0.2","process":{"user":{"uid":0,"gid":0},"args":["sh"],"env":["PATH=/bin","X=a\"b\\c\/d"],"cwd":"/"},` +
+	`"root":{"path":"rootfs"},"hostname":"h","mounts":[{"destination":"/proc","type":"proc","source":"proc"},` +
+	`{"destination":"/v","type":"bind","source":"/data/v","options":["rbind","ro"]}],` +
+	`"annotations":{"io.kubernetes.cri.container-type":"container","io.kubernetes.cri.sandbox-id":"sb1"},` +
+	`"linux":{"resources":{"memory":{"limit":-1},"cpu":{"quota":1.5e3}},"namespaces":[{"type":"pid"},{"type":"network","path":"/var/run/netns/cni-1"},{"type":"mount"}],` +
+	`"maskedPaths":["/proc/kcore"],"seccomp":null}}`
+
+func TestFastpathCreate(t *testing.T) {
+	const cfg = "/cfg.json"
+	env := []string{"PATH=/usr/sbin", "RUNC_USERNS_CONFIG=" + cfg}
+	with := func(config, spec string, pins ...string) fastpathSys {
+		return fastpathSys{configPath: cfg, config: []byte(config), files: fpFiles, specPath: "/b/config.json", spec: []byte(spec), present: pins}
+	}
+	const sd = `{"runtime": "/opt/runc", "stateDir": "/sd"}`
+	plain := with(sd, fpSpec)
+	edit := func(old, new string, pins ...string) fastpathSys {
+		if !strings.Contains(fpSpec, old) {
+			t.Fatalf("fpSpec has no %q", old)
+		}
+		return with(sd, strings.Replace(fpSpec, old, new, 1), pins...)
+	}
+	create := []string{"create", "--bundle", "/b", "c"}
+	cases := []fastpathCase{
+		// What create.go hands to runc as it is.
+		{"app container of a pod without a pin", create, env, plain, "/opt/runc"},
+		{"--bundle=", []string{"create", "--bundle=/b", "--pid-file", "/p", "c"}, env, plain, "/opt/runc"},
+		{"-b, flags after the ID", []string{"--root", "/r", "create", "-b", "/b", "c", "--no-pivot", "--preserve-fds=2"}, env, plain, "/opt/runc"},
+		{"no annotations", create, env, with(sd, `{"ociVersion":"1.0.2","process":{"args":["true"]}}`), "/opt/runc"},
+		{"annotations null", create, env, with(sd, `{"annotations":null}`), "/opt/runc"},
+		{"userns.mode off", create, env, with(`{"runtime": "/opt/runc", "stateDir": "/sd", "userns": {"mode": "off"}}`, fpSpec), "/opt/runc"},
+		{"a pin of another pod", create, env, with(sd, fpSpec, "/sd/pods/sb2/userns"), "/opt/runc"},
+		{"process.user is a key, not a user namespace", create, env, plain, "/opt/runc"},
+		{"default stateDir", create, []string{"PATH=/usr/sbin"}, fastpathSys{files: fpFiles, specPath: "/b/config.json", spec: []byte(fpSpec)}, "/usr/sbin/runc"},
+
+		// What it acts on, or might.
+		{"pooled pod", create, env, with(sd, fpSpec, "/sd/pods/sb1/userns"), ""},
+		{"pooled pod, default stateDir", create, []string{"PATH=/usr/sbin"}, fastpathSys{files: fpFiles, specPath: "/b/config.json", spec: []byte(fpSpec), present: []string{"/run/runc-userns/pods/sb1/userns"}}, ""},
+		{"pooled pod, CRI-O", create, env, edit(`"io.kubernetes.cri.sandbox-id":"sb1"`, `"io.kubernetes.cri-o.SandboxID":"sb1"`, "/sd/pods/sb1/userns"), ""},
+		{"pooled pod, stateDir not clean", create, env, with(`{"runtime": "/opt/runc", "stateDir": "/x/../sd/"}`, fpSpec, "/sd/pods/sb1/userns"), ""},
+		{"sandbox ID runc would refuse", create, env, edit(`sandbox-id":"sb1"`, `sandbox-id":"../sb1"`), ""},
+		{"sandbox ID escaped", create, env, edit(`sandbox-id":"sb1"`, `sandbox-id":"sb\/1"`), ""},
+		{"our annotation", create, env, edit(`"annotations":{`, `"annotations":{"runc-userns.io/userns":"auto",`), ""},
+		{"our annotation, escaped", create, env, edit(`"annotations":{`, `"annotations":{"runc\u002duserns.io/userns":"auto",`), ""},
+		{"our annotation, another case", create, env, edit(`"annotations":{`, `"annotations":{"RUNC-USERNS.io/userns":"auto",`), ""},
+		{"a stamp", create, env, edit(`"annotations":{`, `"annotations":{"runc-userns.io/stamp":"{}",`), ""},
+		{"Annotations", create, env, edit(`"annotations":{`, `"Annotations":{"x":"y"},"annotations":{`), ""},
+		{"duplicate annotation", create, env, edit(`"annotations":{`, `"annotations":{"a":"1","a":"2",`), ""},
+		{"annotation not a string", create, env, edit(`"annotations":{`, `"annotations":{"a":1,`), ""},
+		{"user namespace", create, env, edit(`{"type":"pid"}`, `{"type":"pid"},{"type":"user"}`), ""},
+		{"user namespace, another case", create, env, edit(`{"type":"pid"}`, `{"type":"pid"},{"type":"USER"}`), ""},
+		{"caller mappings", create, env, edit(`"namespaces"`, `"uidMappings":[{"containerID":0,"hostID":1000,"size":1}],"namespaces"`), ""},
+		{"caller mappings, folded key", create, env, edit(`"namespaces"`, `"UIDMAPPINGS":[],"namespaces"`), ""},
+		{"caller mappings, non-ASCII key", create, env, edit(`"namespaces"`, "\"uidMapping\u017f\":[],\"namespaces\""), ""},
+		{"idmap option", create, env, edit(`"rbind","ro"`, `"rbind","ro","ridmap"`), ""},
+		{"mount mappings", create, env, edit(`"source":"/data/v",`, `"source":"/data/v","gidMappings":[],`), ""},
+		{"container:<ID> join", create, env, edit(`{"type":"pid"}`, `{"type":"pid","path":"Container:other"}`), ""},
+		{"userns.mode always", create, env, with(`{"runtime": "/opt/runc", "stateDir": "/sd", "userns": {"mode": "always"}}`, fpSpec), ""},
+		{"mode given twice", create, env, with(`{"runtime": "/opt/runc", "userns": {"mode": "off", "mode": "always"}}`, fpSpec), ""},
+		{"stateDir escaped", create, env, with(`{"runtime": "/opt/runc", "stateDir": "\/sd"}`, fpSpec), ""},
+		{"invalid JSON", create, env, with(sd, fpSpec[:len(fpSpec)-1]), ""},
+		{"trailing bytes", create, env, with(sd, fpSpec+"x"), ""},
+		{"not an object", create, env, with(sd, `null`), ""},
+		{"bad number", create, env, with(sd, `{"a":01}`), ""},
+		{"too deep", create, env, with(sd, `{"a":`+strings.Repeat("[", 100)+strings.Repeat("]", 100)+`}`), ""},
+		{"empty", create, env, with(sd, ``), ""},
+		{"no --bundle: the working directory", []string{"create", "c"}, env, plain, ""},
+		{"relative bundle", []string{"create", "--bundle", "b", "c"}, env, plain, ""},
+		{"bundle not clean", []string{"create", "--bundle", "/x/../b", "c"}, env, plain, ""},
+		{"invalid ID", []string{"create", "--bundle", "/b", "a/b"}, env, plain, ""},
+		{"two IDs", []string{"create", "--bundle", "/b", "c", "d"}, env, plain, ""},
+		{"unknown flag", []string{"create", "--bundle", "/b", "--new-flag", "c"}, env, plain, ""},
+		{"help", []string{"create", "--help"}, env, plain, ""},
+		{"run", []string{"run", "--bundle", "/b", "c"}, env, plain, ""},
+		{"turned off", create, append([]string{"RUNC_USERNS_FASTPATH=0"}, env...), plain, ""},
+	}
+	runFastpathCases(t, cases)
+	if v := fastpathDecide(append([]string{"runc-userns"}, create...), env, plain); v.specRead != "/b/config.json" {
+		t.Errorf("create read %q; the Go code reads /b/config.json", v.specRead)
+	}
+}
+
+// FuzzFastPathCreate: whenever the C side would exec runc for a create,
+// the Go code would too: oci.Parse scans a create of a valid ID, the spec
+// at the path the C side read parses, and createPlan finds nothing to do
+// (no error, no stamp, untouched) under the same config, with the same
+// pins on disk.
+func FuzzFastPathCreate(f *testing.F) {
+	sd := f.TempDir()
+	var present []string
+	for _, owner := range []string{"sb1", "p2"} {
+		pin := filepath.Join(sd, "pods", owner, "userns")
+		if err := os.MkdirAll(filepath.Dir(pin), 0o700); err != nil {
+			f.Fatal(err)
+		}
+		if err := os.WriteFile(pin, nil, 0o600); err != nil {
+			f.Fatal(err)
+		}
+		present = append(present, pin)
+	}
+	modes := []string{"", "annotation", "off", "always"}
+	f.Add([]byte("create\x00--bundle\x00/b\x00c"), []byte(fpSpec), uint8(0))
+	f.Add([]byte("create\x00-b=/b\x00c"), []byte(strings.Replace(fpSpec, `"sb1"`, `"sb2"`, 1)), uint8(1))
+	f.Add([]byte("create\x00--bundle\x00/b\x00c"), []byte(`{"annotations":{"io.kubernetes.cri-o.SandboxID":"p2","io.kubernetes.cri-o.ContainerType":"container"}}`), uint8(2))
+	f.Add([]byte("create\x00--bundle\x00/b\x00c"), []byte(`{"linux":{"namespaces":[{"type":"user","path":"/proc/1/ns/user"}]}}`), uint8(2))
+	f.Add([]byte("create\x00--bundle\x00/b\x00c"), []byte(`{"mounts":[{"destination":"/x","source":"/y","options":["idmap"]}]}`), uint8(0))
+	f.Add([]byte("--root\x00/r\x00create\x00--bundle\x00/b\x00c"), []byte(`{"linux":{"namespaces":[{"type":"pid","path":"container:x"}]}}`), uint8(1))
+	f.Fuzz(func(t *testing.T, argvBytes, spec []byte, mode uint8) {
+		args := strings.Split(string(argvBytes), "\x00")
+		raw := []byte(`{"runtime": "/opt/runc", "stateDir": "` + sd + `", "userns": {"mode": "` + modes[int(mode)%len(modes)] + `"}}`)
+		sys := fastpathSys{configPath: "/cfg.json", config: raw, files: fpFiles, specPath: "*", spec: spec, present: present}
+		v := fastpathDecide(append([]string{"runc-userns"}, args...), []string{"RUNC_USERNS_CONFIG=/cfg.json", "PATH=/usr/sbin"}, sys)
+		inv := oci.Parse(args)
+		if v.kind == verdictGo || inv.Command != "create" {
+			return // FuzzFastPath holds every other command
+		}
+		if v.kind != verdictExec || v.runtime != "/opt/runc" {
+			t.Fatalf("create %q: verdict %d, runtime %q", args, v.kind, v.runtime)
+		}
+		if !inv.Scanned || inv.Help || oci.ValidateID(inv.ID) != nil {
+			t.Fatalf("fast path for %q, but oci.Parse says scanned %v, help %v, ID %q", args, inv.Scanned, inv.Help, inv.ID)
+		}
+		bundle, err := bundleDir(inv.Bundle)
+		if err != nil || filepath.Join(bundle, "config.json") != v.specRead {
+			t.Fatalf("fast path for %q read %q; the Go code reads %q (%v)", args, v.specRead, filepath.Join(bundle, "config.json"), err)
+		}
+		cfg, err := config.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A value of the wrong type is runc's to refuse, in its own
+		// words, as for any spec the wrapper passes through.
+		var typeErr *json.UnmarshalTypeError
+		if err := json.Unmarshal(spec, new(specs.Spec)); errors.As(err, &typeErr) {
+			return
+		}
+		doc, err := oci.ParseSpec(v.specRead, spec, 0o644)
+		if err != nil {
+			t.Fatalf("fast path for spec %q, which the Go code refuses: %v", spec, err)
+		}
+		log := logrus.New()
+		log.SetOutput(io.Discard)
+		a := &app{inv: inv, cfg: cfg, log: log, sink: &logSink{out: io.Discard}, ph: newPhases()}
+		req, want, untouched, err := a.createPlan(doc, bundle)
+		if err != nil || want || !untouched || req.Stamp != nil {
+			t.Fatalf("fast path for spec %q (mode %q), but createPlan: want %v, untouched %v, stamp %v, err %v", spec, cfg.Userns.Mode, want, untouched, req.Stamp != nil, err)
+		}
+	})
 }

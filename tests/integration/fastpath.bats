@@ -27,12 +27,22 @@ traced() {
 		"$WRAPPER" --root "$RUNC_ROOT" "$@"
 }
 
+# traced_alone NAME ARGS...: traced, but the wrapper's process alone (no
+# -f): strace waits for every process it follows, and a created
+# container's init lives until start.
+traced_alone() {
+	local name=$1
+	shift
+	strace -qq -s 4096 -o "$TESTDIR/$name.trace" -e trace=execve,clone,clone3,fork,vfork \
+		"$WRAPPER" --root "$RUNC_ROOT" "$@"
+}
+
 # fast_path_taken NAME: in the trace, the real runc was exec'd (argv[0]
 # its path) before anything was cloned: no Go runtime ran.
 fast_path_taken() {
 	awk -v rt="execve(\"$REAL_RUNC\", [\"$REAL_RUNC\", " '
 		index($0, rt) { found = 1; exit }
-		/ (clone3?|v?fork)\(/ { cloned = 1; exit }
+		/(^| )(clone3?|v?fork)\(/ { cloned = 1; exit }
 		END { exit !(found && !cloned) }' "$TESTDIR/$1.trace" || {
 		echo "runc was not exec'd before the first clone:" >&2
 		cat "$TESTDIR/$1.trace" >&2
@@ -46,7 +56,7 @@ fast_path_taken() {
 # runtime, which then made its threads.
 early_start_taken() {
 	awk -v rt="execve(\"$REAL_RUNC\", [\"$REAL_RUNC\", " '
-		/ (clone3?|v?fork)\(/ { if (++cloned == 1 && /CLONE_VFORK/) spawned = 1; if (cloned > 1) exit }
+		/(^| )(clone3?|v?fork)\(/ { if (++cloned == 1 && /CLONE_VFORK/) spawned = 1; if (cloned > 1) exit }
 		spawned && index($0, rt) { found = 1; exit }
 		END { exit !(spawned && found) }' "$TESTDIR/$1.trace" || {
 		echo "runc was not started by a vfork child before the first thread:" >&2
@@ -86,8 +96,80 @@ go_path_taken() {
 	go_path_taken slow
 	unset RUNC_USERNS_FASTPATH
 	# Not a pass-through command: the Go code.
-	run -1 traced create create --bundle "$b" c1
-	go_path_taken create
+	run -1 traced run run --bundle "$b" c1
+	go_path_taken run
+}
+
+@test "create of a container that asks nothing of the wrapper execs runc before any thread is created" {
+	b=$(setup_bundle c1)
+	as_pod "$b" plainpod container
+	# Output to files: the container's init holds the create's stdio.
+	traced_alone create create --bundle "$b" c1 </dev/null >/dev/null 2>"$TESTDIR/create.err"
+	fast_path_taken create
+	wait_status c1 created
+	# runc's own refusal of a second one, as is.
+	run -1 traced again create -b="$b" c1 --pid-file "$TESTDIR/pid" </dev/null
+	fast_path_taken again
+	[[ "$output" == *"already exists"* ]]
+	# What the Go code acts on, or might: a pod's sandbox asking for a
+	# user namespace, then an app container of that pod without the
+	# annotation (it joins the pod's), and one that asks itself.
+	s=$(setup_bundle sb)
+	as_pod "$s" sb sandbox
+	annotate "$s" runc-userns.io/userns auto
+	traced_alone sandbox create --bundle "$s" sb </dev/null >/dev/null 2>"$TESTDIR/sb.err"
+	go_path_taken sandbox
+	a=$(setup_bundle app)
+	as_pod "$a" sb container
+	traced_alone app create --bundle "$a" app </dev/null >/dev/null 2>"$TESTDIR/app.err"
+	go_path_taken app
+	[ "$(jq -r '.linux.namespaces[] | select(.type == "user") | .path' "$a/config.json")" = "$STATE_DIR/pods/sb/userns" ]
+	# Not sure: no --bundle (the working directory), a bundle path Go
+	# would clean, a spec that is not valid JSON.
+	run -1 traced cwd create c2 </dev/null
+	go_path_taken cwd
+	setup_bundle c2 >/dev/null
+	traced_alone unclean create --bundle "$b/../c2" c2 </dev/null >/dev/null 2>"$TESTDIR/unclean.err"
+	go_path_taken unclean
+	d=$(setup_bundle bad)
+	printf '{"ociVersion": 1.0.2}' >"$d/config.json"
+	run -1 traced bad create --bundle "$d" bad </dev/null
+	go_path_taken bad
+	[[ "$output" == *"invalid JSON at offset"* ]]
+	for id in app sb c1 c2; do wrapper delete --force "$id"; done
+	pool_empty
+}
+
+@test "create, RUNC_USERNS_FASTPATH=0: the same stdout, stderr, exit status and container" {
+	local argv id
+	b=$(setup_bundle c0)
+	w=$(setup_bundle wrong)
+	# A value of the wrong type: runc's refusal through the fast path, the
+	# Go code's own refusal without it; both say which field.
+	update_config "$w" '.process.args = "sh"'
+	for argv in "create --bundle $b ../x" "create --bundle $TESTDIR/nosuch x" "create --help" 		"create --bundle $b --bogus c9" "create --bundle $b"; do
+		# shellcheck disable=SC2086 # split on purpose
+		capture fast "$WRAPPER" --root "$RUNC_ROOT" $argv
+		# shellcheck disable=SC2086
+		capture slow env RUNC_USERNS_FASTPATH=0 "$WRAPPER" --root "$RUNC_ROOT" $argv
+		same_capture fast slow || fail "differs: $argv"
+	done
+	capture fast "$WRAPPER" --root "$RUNC_ROOT" create --bundle "$w" w1
+	capture slow env RUNC_USERNS_FASTPATH=0 "$WRAPPER" --root "$RUNC_ROOT" create --bundle "$w" w2
+	[ "$(cat "$TESTDIR/fast.rc")" = 1 ] && [ "$(cat "$TESTDIR/slow.rc")" = 1 ]
+	grep -q "process.args" "$TESTDIR/slow.err"
+	grep -qi "args" "$TESTDIR/fast.err"
+	# One container each way, from alike bundles (a cgroup each).
+	b1=$(setup_bundle c1)
+	b2=$(setup_bundle c2)
+	capture fast "$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b1" c1
+	capture slow env RUNC_USERNS_FASTPATH=0 "$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b2" c2
+	same_capture fast slow
+	[ "$(cat "$TESTDIR/fast.rc")" = 0 ]
+	for id in c1 c2; do
+		[ "$(wrapper state "$id" | jq -r .status)" = created ]
+	done
+	for id in c1 c2; do wrapper delete --force "$id"; done
 }
 
 @test "RUNC_USERNS_FASTPATH=0: the same stdout, stderr and exit status" {
