@@ -329,18 +329,21 @@ static int u32(struct json *j)
 	return !(j->p < j->end && (*j->p == '.' || *j->p == 'e' || *j->p == 'E'));
 }
 
+/* literal reads lit (true, false, null) where the value starts. */
+static int literal(struct json *j, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if ((size_t)(j->end - j->p) < n || memcmp(j->p, lit, n) != 0)
+		return 0;
+	j->p += n;
+	return 1;
+}
+
 static int boolean(struct json *j)
 {
 	ws(j);
-	if (j->end - j->p >= 4 && memcmp(j->p, "true", 4) == 0) {
-		j->p += 4;
-		return 1;
-	}
-	if (j->end - j->p >= 5 && memcmp(j->p, "false", 5) == 0) {
-		j->p += 5;
-		return 1;
-	}
-	return 0;
+	return literal(j, "true") || literal(j, "false");
 }
 
 /* object reads {"k": v, ...}, calling member for each key, which reads the
@@ -749,16 +752,6 @@ static int plain_string(const char *s, size_t n, int is_key)
 	return 1;
 }
 
-static int literal(struct json *j, const char *lit)
-{
-	size_t n = strlen(lit);
-
-	if ((size_t)(j->end - j->p) < n || memcmp(j->p, lit, n) != 0)
-		return 0;
-	j->p += n;
-	return 1;
-}
-
 static int digits(struct json *j)
 {
 	const char *start = j->p;
@@ -798,6 +791,15 @@ struct spec {
 	size_t state_dir_n;
 };
 
+static int value(struct json *j, int depth);
+
+/* any_member reads a member of any object: a plain key (object() already
+ * refused one with an escape) and a plain value. */
+static int any_member(struct json *j, const char *k, size_t n, void *depth)
+{
+	return plain_string(k, n, 1) && value(j, *(int *)depth + 1);
+}
+
 /* value reads any JSON value whose strings are all plain. */
 static int value(struct json *j, int depth)
 {
@@ -812,14 +814,7 @@ static int value(struct json *j, int depth)
 		return 0;
 	switch (*j->p) {
 	case '{':
-		j->p++;
-		if (eat(j, '}'))
-			return 1;
-		do {
-			if (!str(j, &s, &n, &esc) || !plain_string(s, n, 1) || !eat(j, ':') || !value(j, depth + 1))
-				return 0;
-		} while (eat(j, ','));
-		return eat(j, '}');
+		return object(j, any_member, &depth);
 	case '[':
 		j->p++;
 		if (eat(j, ']'))
@@ -862,41 +857,56 @@ static int unpinned(const struct spec *sp, const char *s, size_t n)
 	       !sp->sys->exists(sp->sys, pin);
 }
 
-/* annotations reads the spec's annotations: unique keys without escapes,
- * plain strings, and a sandbox ID (containerd's or CRI-O's) only of a pod
- * without a pin. */
-static int annotations(struct json *j, const struct spec *sp)
-{
+/* The annotations read so far, for duplicates. */
+struct annotations {
+	const struct spec *sp;
 	const char *keys[SPEC_KEYS];
 	size_t lens[SPEC_KEYS];
-	const char *k, *v;
-	size_t n, vn, nkeys = 0, i;
+	size_t n;
+};
+
+/* annotation reads one annotation: a plain string, a key not seen
+ * before, and a sandbox ID (containerd's or CRI-O's) only of a pod
+ * without a pin. */
+static int annotation(struct json *j, const char *k, size_t n, void *arg)
+{
+	struct annotations *a = arg;
+	const char *v;
+	size_t vn, i;
 	int esc;
 
-	ws(j);
-	if (literal(j, "null"))
-		return 1;
-	if (!eat(j, '{'))
+	if (!plain_string(k, n, 1) || !str(j, &v, &vn, &esc) || !plain_string(v, vn, 0))
 		return 0;
-	if (eat(j, '}'))
-		return 1;
-	do {
-		if (!str(j, &k, &n, &esc) || esc || !plain_string(k, n, 1) || !eat(j, ':'))
+	if ((IS_KEY(k, n, "io.kubernetes.cri.sandbox-id") || IS_KEY(k, n, "io.kubernetes.cri-o.SandboxID")) &&
+	    (esc || !unpinned(a->sp, v, vn)))
+		return 0;
+	if (a->n == SPEC_KEYS)
+		return 0;
+	for (i = 0; i < a->n; i++)
+		if (a->lens[i] == n && memcmp(a->keys[i], k, n) == 0)
 			return 0;
-		if (!str(j, &v, &vn, &esc) || !plain_string(v, vn, 0))
-			return 0;
-		if ((IS_KEY(k, n, "io.kubernetes.cri.sandbox-id") || IS_KEY(k, n, "io.kubernetes.cri-o.SandboxID")) &&
-		    (esc || !unpinned(sp, v, vn)))
-			return 0;
-		if (nkeys == SPEC_KEYS)
-			return 0;
-		for (i = 0; i < nkeys; i++)
-			if (lens[i] == n && memcmp(keys[i], k, n) == 0)
-				return 0;
-		keys[nkeys] = k;
-		lens[nkeys++] = n;
-	} while (eat(j, ','));
-	return eat(j, '}');
+	a->keys[a->n] = k;
+	a->lens[a->n++] = n;
+	return 1;
+}
+
+/* The spec's own members: the annotations once. */
+struct spec_top {
+	struct annotations ann;
+	int seen;
+};
+
+static int spec_member(struct json *j, const char *k, size_t n, void *arg)
+{
+	struct spec_top *t = arg;
+	int depth = 1;
+
+	if (!eq_fold(k, n, "annotations"))
+		return any_member(j, k, n, &depth);
+	if (t->seen++)
+		return 0;
+	ws(j);
+	return literal(j, "null") || object(j, annotation, &t->ann);
 }
 
 /* spec_untouched: create.go would hand the create of a spec raw (len
@@ -904,26 +914,13 @@ static int annotations(struct json *j, const struct spec *sp)
 static int spec_untouched(const char *raw, size_t len, const struct spec *sp)
 {
 	struct json j = {raw, raw + len};
-	const char *k;
-	size_t n;
-	int esc, seen = 0;
+	struct spec_top t;
 
-	if (!eat(&j, '{'))
+	t.ann.sp = sp;
+	t.ann.n = 0;
+	t.seen = 0;
+	if (!object(&j, spec_member, &t))
 		return 0;
-	if (!eat(&j, '}')) {
-		do {
-			if (!str(&j, &k, &n, &esc) || !plain_string(k, n, 1) || !eat(&j, ':'))
-				return 0;
-			if (eq_fold(k, n, "annotations")) {
-				if (seen++ || !annotations(&j, sp))
-					return 0;
-			} else if (!value(&j, 1)) {
-				return 0;
-			}
-		} while (eat(&j, ','));
-		if (!eat(&j, '}'))
-			return 0;
-	}
 	ws(&j);
 	return j.p == j.end;
 }
