@@ -31,6 +31,9 @@ type Document struct {
 	// Encode makes it from raw, so that a create that leaves the spec
 	// alone never encodes it, and no edit made before can leak into it.
 	known []byte
+	// foreign: raw has a member that no field of the typed spec takes,
+	// at any depth (Encode finds out along with known).
+	foreign bool
 }
 
 // Load reads and parses <bundle>/config.json.
@@ -72,6 +75,25 @@ func ParseSpec(path string, raw []byte, mode os.FileMode) (*Document, error) {
 	return &Document{Path: path, Spec: &spec, raw: raw, mode: mode}, nil
 }
 
+// decodeKnown decodes raw (which ParseSpec has decoded once) into a fresh
+// typed spec, and reports whether raw has a member that no field of the
+// typed spec takes: DisallowUnknownFields makes exactly that the one
+// error left. The typed decoders are built by then, so this costs a tenth
+// of the first decode.
+func decodeKnown(raw []byte) (*specs.Spec, bool, error) {
+	var s specs.Spec
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err == nil {
+		return &s, false, nil
+	}
+	s = specs.Spec{} // the refused decode stopped half way
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, false, err
+	}
+	return &s, true, nil
+}
+
 func describeJSONError(path string, raw []byte, err error) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
@@ -106,15 +128,15 @@ func position(raw []byte, off int64) (line, col int) {
 // differ from what was loaded.
 func (d *Document) Encode() ([]byte, bool, error) {
 	if d.known == nil {
-		var loaded specs.Spec
-		if err := json.Unmarshal(d.raw, &loaded); err != nil {
+		loaded, foreign, err := decodeKnown(d.raw)
+		if err != nil {
 			return nil, false, describeJSONError(d.Path, d.raw, err)
 		}
-		known, err := json.Marshal(&loaded)
+		known, err := json.Marshal(loaded)
 		if err != nil {
 			return nil, false, fmt.Errorf("re-encode bundle spec %s: %w", d.Path, err)
 		}
-		d.known = known
+		d.known, d.foreign = known, foreign
 	}
 	edited, err := json.Marshal(d.Spec)
 	if err != nil {
@@ -122,6 +144,15 @@ func (d *Document) Encode() ([]byte, bool, error) {
 	}
 	if bytes.Equal(edited, d.known) {
 		return d.raw, false, nil
+	}
+	if !d.foreign {
+		// Every member of raw is a field of the typed spec: edited says
+		// all of it. What it leaves out is what encoding/json omits as
+		// empty (a "terminal": false, an "options": []), which runc reads
+		// as it reads the member's absence. Merging would only put those
+		// back, at the cost of three generic decodes of the spec (~0.6 ms
+		// of a create in a fresh process).
+		return edited, true, nil
 	}
 	out, err := mergeForeign(edited, d.known, d.raw)
 	if err != nil {

@@ -66,6 +66,11 @@ unchanged() {
 	sed -i 's/"runc-userns.io\/userns": "DUP"/"runc-userns.io\/userns": "host", "runc-userns.io\/userns": "auto"/' "$b/config.json"
 	grep -c 'runc-userns.io/userns' "$b/config.json" | grep -qx 1 # both on one line
 	refused h 'annotation "runc-userns.io/userns" appears more than once'
+	# encoding/json reads every member whose name folds to "annotations"
+	# into one map; a reader that takes one member would miss the opt-in.
+	update_config "$b" 'del(.annotations) | .Annotations = {"runc-userns.io/userns": "host"} | .annotations = {"runc-userns.io/userns": "auto"}'
+	refused h 'the annotations object appears twice (as "Annotations" and "annotations")'
+	update_config "$b" 'del(.Annotations)'
 	update_config "$b" '.annotations["runc-userns.io/idmap-skip"] = ("/x," * 2000)'
 	annotate "$b" runc-userns.io/userns auto
 	refused h 'runc-userns.io/idmap-skip is 6000 bytes long'
