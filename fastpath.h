@@ -25,9 +25,13 @@
  * spec's annotations in state.json (a test checks it is the Go constant). */
 #define FP_STAMP_KEY "runc-userns.io/stamp"
 
-/* read_config's and read_state's answers besides a length. */
+/* fp_sys.read's answers besides a length. */
 #define FP_READ_ENOENT (-1L) /* the file does not exist */
 #define FP_READ_FAIL (-2L)   /* any other error, or longer than cap */
+
+/* The files fp_decide reads, for fp_sys.read (the real one reads every
+ * file alike; the tests' fake tells them apart). */
+enum fp_file { FP_FILE_CONFIG, FP_FILE_STATE, FP_FILE_SPEC, FP_NFILES };
 
 struct fp_stat {
 	unsigned long long dev, ino;
@@ -35,14 +39,12 @@ struct fp_stat {
 };
 
 struct fp_sys {
-	/* read_config reads the file at path into buf, at most cap bytes. */
-	long (*read_config)(const struct fp_sys *sys, const char *path, char *buf, size_t cap);
+	/* read reads the file at path, one of enum fp_file, into buf, at
+	 * most cap bytes: the operator config, runc's state.json, or a
+	 * bundle's config.json. */
+	long (*read)(const struct fp_sys *sys, int which, const char *path, char *buf, size_t cap);
 	/* stat is stat(2): it follows symlinks; 0 on success. */
 	int (*stat)(const struct fp_sys *sys, const char *path, struct fp_stat *st);
-	/* read_state reads runc's state.json at path, as read_config. */
-	long (*read_state)(const struct fp_sys *sys, const char *path, char *buf, size_t cap);
-	/* read_spec reads a bundle's config.json at path, as read_config. */
-	long (*read_spec)(const struct fp_sys *sys, const char *path, char *buf, size_t cap);
 	/* exists: lstat(2) finds something at path (a symlink counts), or
 	 * fails other than with ENOENT. */
 	int (*exists)(const struct fp_sys *sys, const char *path);
@@ -76,10 +78,10 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 int fp_early(char **state, long *state_len);
 
 /*
- * fp_read_file is the real read_config and read_state: a regular file only,
+ * fp_read_file is the real fp_sys.read, for every file: a regular file only,
  * opened O_NONBLOCK (a FIFO must not hang the call), whole and at most cap
  * bytes, else FP_READ_FAIL.
  */
-long fp_read_file(const struct fp_sys *sys, const char *path, char *buf, size_t cap);
+long fp_read_file(const struct fp_sys *sys, int which, const char *path, char *buf, size_t cap);
 
 #endif

@@ -650,7 +650,7 @@ static int read_state(const struct fp_sys *sys, const char *root, const char *id
 	buf = malloc(FP_STATE_MAX);
 	if (!buf)
 		return STATE_UNSURE;
-	len = sys->read_state(sys, path, buf, FP_STATE_MAX);
+	len = sys->read(sys, FP_FILE_STATE, path, buf, FP_STATE_MAX);
 	if (len > 0) {
 		j.p = buf;
 		j.end = buf + len;
@@ -972,7 +972,7 @@ static int create_untouched(const struct fp_sys *sys, const struct conf *conf, c
 	buf = malloc(FP_SPEC_MAX);
 	if (!buf)
 		return 0;
-	len = sys->read_spec(sys, path, buf, FP_SPEC_MAX);
+	len = sys->read(sys, FP_FILE_SPEC, path, buf, FP_SPEC_MAX);
 	ok = len > 0 && spec_untouched(buf, (size_t)len, &sp);
 	free(buf);
 	return ok;
@@ -1005,7 +1005,7 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 	path = fp_getenv(envp, "RUNC_USERNS_CONFIG");
 	if (!path || !*path)
 		path = DEFAULT_CONFIG;
-	len = sys->read_config(sys, path, raw, sizeof raw);
+	len = sys->read(sys, FP_FILE_CONFIG, path, raw, sizeof raw);
 	if (len == FP_READ_ENOENT && strcmp(path, DEFAULT_CONFIG) == 0) {
 		configured[0] = '\0';
 		has_config = 0;
@@ -1052,7 +1052,7 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 
 /* --- the real system and the constructor. */
 
-long fp_read_file(const struct fp_sys *sys, const char *path, char *buf, size_t cap)
+long fp_read_file(const struct fp_sys *sys, int which, const char *path, char *buf, size_t cap)
 {
 	struct stat st;
 	size_t got = 0;
@@ -1061,6 +1061,7 @@ long fp_read_file(const struct fp_sys *sys, const char *path, char *buf, size_t 
 	int fd;
 
 	(void)sys;
+	(void)which;
 	/* O_NONBLOCK: a FIFO must not hang us; the Go code opens it as before. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
@@ -1138,7 +1139,7 @@ int fp_early(char **state, long *state_len)
  */
 __attribute__((constructor)) static void fastpath(int argc, char **argv, char **envp)
 {
-	static const struct fp_sys sys = {fp_read_file, real_stat, fp_read_file, fp_read_file, real_exists, NULL};
+	static const struct fp_sys sys = {fp_read_file, real_stat, real_exists, NULL};
 	char runtime[FP_PATH_MAX];
 	char *state = NULL;
 	long state_len = 0;

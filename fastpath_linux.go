@@ -33,56 +33,35 @@ struct fp_fake_file {
 	unsigned int mode;
 };
 
+// One file fp_decide may read.
+struct fp_fake_read {
+	const char *path; // "*": every path asked for
+	const char *data;
+	long len; // or FP_READ_FAIL: the file is unreadable
+	char *asked; // FP_PATH_MAX bytes: the path fp_decide asked for
+};
+
 struct fp_fake {
-	const char *config_path;
-	const char *config;
-	long config_len; // or FP_READ_FAIL: the file is unreadable
-	const char *state_path; // "*": every path read_state is asked for
-	const char *state;
-	long state_len; // or FP_READ_FAIL
-	char *state_read; // FP_PATH_MAX bytes: the path read_state was asked for
-	const char *spec_path;
-	const char *spec;
-	long spec_len; // or FP_READ_FAIL
-	char *spec_read; // FP_PATH_MAX bytes: the path read_spec was asked for
+	struct fp_fake_read reads[FP_NFILES]; // by enum fp_file
 	const struct fp_fake_file *files;
 	int nfiles;
 	const char *const *present; // lstat finds these (pins)
 	int npresent;
 };
 
-static long fp_fake_file(const char *want, const char *data, long len, const char *path, char *buf, size_t cap)
+static long fp_fake_read(const struct fp_sys *sys, int which, const char *path, char *buf, size_t cap)
 {
-	if (!want || (strcmp(want, "*") != 0 && strcmp(path, want) != 0))
+	const struct fp_fake_read *r = &((const struct fp_fake *)sys->data)->reads[which];
+
+	strncpy(r->asked, path, FP_PATH_MAX - 1);
+	if (!r->path || (strcmp(r->path, "*") != 0 && strcmp(path, r->path) != 0))
 		return FP_READ_ENOENT;
-	if (len < 0)
-		return len;
-	if ((size_t)len > cap)
+	if (r->len < 0)
+		return r->len;
+	if ((size_t)r->len > cap)
 		return FP_READ_FAIL;
-	memcpy(buf, data, (size_t)len);
-	return len;
-}
-
-static long fp_fake_read(const struct fp_sys *sys, const char *path, char *buf, size_t cap)
-{
-	const struct fp_fake *f = sys->data;
-
-	return fp_fake_file(f->config_path, f->config, f->config_len, path, buf, cap);
-}
-
-static long fp_fake_read_state(const struct fp_sys *sys, const char *path, char *buf, size_t cap)
-{
-	const struct fp_fake *f = sys->data;
-
-	strncpy(f->state_read, path, FP_PATH_MAX - 1);
-	return fp_fake_file(f->state_path, f->state, f->state_len, path, buf, cap);
-}
-
-static long fp_fake_read_spec(const struct fp_sys *sys, const char *path, char *buf, size_t cap)
-{
-	const struct fp_fake *f = sys->data;
-	strncpy(f->spec_read, path, FP_PATH_MAX - 1);
-	return fp_fake_file(f->spec_path, f->spec, f->spec_len, path, buf, cap);
+	memcpy(buf, r->data, (size_t)r->len);
+	return r->len;
 }
 
 static int fp_fake_exists(const struct fp_sys *sys, const char *path)
@@ -119,7 +98,7 @@ static const char *fp_stamp_key(void)
 static int fp_decide_fake(char **argv, char **envp, struct fp_fake *fake, char *runtime, size_t cap,
 			  char **state, long *state_len)
 {
-	struct fp_sys sys = {fp_fake_read, fp_fake_stat, fp_fake_read_state, fp_fake_read_spec, fp_fake_exists, fake};
+	struct fp_sys sys = {fp_fake_read, fp_fake_stat, fp_fake_exists, fake};
 
 	return fp_decide(argv, envp, &sys, runtime, cap, state, state_len);
 }
@@ -208,33 +187,31 @@ func fastpathDecide(argv, env []string, sys fastpathSys) (v fastpathVerdict) {
 
 	fake := (*C.struct_fp_fake)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_fp_fake{}))))
 	frees = append(frees, unsafe.Pointer(fake))
-	if sys.configPath != "" {
-		fake.config_path = cstr(sys.configPath)
-		fake.config = cstr(string(sys.config))
-		fake.config_len = C.long(len(sys.config))
-		if sys.configUnreadable {
-			fake.config_len = C.FP_READ_FAIL
+	asked := make([]*C.char, C.FP_NFILES)
+	for which, f := range []struct {
+		path       string
+		data       []byte
+		unreadable bool
+	}{
+		C.FP_FILE_CONFIG: {sys.configPath, sys.config, sys.configUnreadable},
+		C.FP_FILE_STATE:  {sys.statePath, sys.state, sys.stateUnreadable},
+		C.FP_FILE_SPEC:   {sys.specPath, sys.spec, false},
+	} {
+		r := &fake.reads[which]
+		r.asked = (*C.char)(C.calloc(1, C.FP_PATH_MAX))
+		frees = append(frees, unsafe.Pointer(r.asked))
+		asked[which] = r.asked
+		if f.path == "" {
+			continue
+		}
+		r.path = cstr(f.path)
+		r.data = (*C.char)(C.CBytes(f.data))
+		frees = append(frees, unsafe.Pointer(r.data))
+		r.len = C.long(len(f.data))
+		if f.unreadable {
+			r.len = C.FP_READ_FAIL
 		}
 	}
-	if sys.statePath != "" {
-		fake.state_path = cstr(sys.statePath)
-		fake.state = (*C.char)(C.CBytes(sys.state))
-		frees = append(frees, unsafe.Pointer(fake.state))
-		fake.state_len = C.long(len(sys.state))
-		if sys.stateUnreadable {
-			fake.state_len = C.FP_READ_FAIL
-		}
-	}
-	fake.state_read = (*C.char)(C.calloc(1, C.FP_PATH_MAX))
-	frees = append(frees, unsafe.Pointer(fake.state_read))
-	if sys.specPath != "" {
-		fake.spec_path = cstr(sys.specPath)
-		fake.spec = (*C.char)(C.CBytes(sys.spec))
-		frees = append(frees, unsafe.Pointer(fake.spec))
-		fake.spec_len = C.long(len(sys.spec))
-	}
-	fake.spec_read = (*C.char)(C.calloc(1, C.FP_PATH_MAX))
-	frees = append(frees, unsafe.Pointer(fake.spec_read))
 	if n := len(sys.present); n > 0 {
 		fake.present, fake.npresent = (**C.char)(unsafe.Pointer(cvec(sys.present))), C.int(n)
 	}
@@ -259,8 +236,8 @@ func fastpathDecide(argv, env []string, sys fastpathSys) (v fastpathVerdict) {
 		v.state = C.GoBytes(unsafe.Pointer(state), C.int(stateLen))
 		C.free(unsafe.Pointer(state))
 	}
-	v.stateRead = C.GoString(fake.state_read)
-	v.specRead = C.GoString(fake.spec_read)
+	v.stateRead = C.GoString(asked[C.FP_FILE_STATE])
+	v.specRead = C.GoString(asked[C.FP_FILE_SPEC])
 	return v
 }
 
@@ -271,7 +248,7 @@ func fastpathReadFile(path string, max int) ([]byte, int) {
 	defer C.free(unsafe.Pointer(cpath))
 	buf := C.malloc(C.size_t(max + 1))
 	defer C.free(buf)
-	n := C.fp_read_file(nil, cpath, (*C.char)(buf), C.size_t(max))
+	n := C.fp_read_file(nil, C.FP_FILE_CONFIG, cpath, (*C.char)(buf), C.size_t(max))
 	if n < 0 {
 		return nil, int(n)
 	}
