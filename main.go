@@ -9,6 +9,10 @@ import (
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
+
+	// Maps in the start of the heap before the other initialisers
+	// allocate (it imports only syscall, so it initialises early).
+	_ "github.com/runc-userns/runc-userns/internal/prefault"
 )
 
 // version is set at build time (Makefile: -ldflags "-X main.version=...").
