@@ -147,7 +147,7 @@ go_path_taken() {
 	# A value of the wrong type: runc's refusal through the fast path, the
 	# Go code's own refusal without it; both say which field.
 	update_config "$w" '.process.args = "sh"'
-	for argv in "create --bundle $b ../x" "create --bundle $TESTDIR/nosuch x" "create --help" 		"create --bundle $b --bogus c9" "create --bundle $b"; do
+	for argv in "create --bundle $b ../x" "create --bundle $TESTDIR/nosuch x" "create --help" "create --bundle $b --bogus c9" "create --bundle $b"; do
 		# shellcheck disable=SC2086 # split on purpose
 		capture fast "$WRAPPER" --root "$RUNC_ROOT" $argv
 		# shellcheck disable=SC2086
