@@ -10,9 +10,10 @@ import (
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
 
-	// Maps in the start of the heap before the other initialisers
-	// allocate (it imports only syscall, so it initialises early).
-	_ "github.com/runc-userns/runc-userns/internal/prefault"
+	// Tunes the runtime for a short-lived process (heap mapped in at
+	// once, one P); it imports only runtime and syscall, so it
+	// initialises before the other packages do.
+	_ "github.com/runc-userns/runc-userns/internal/startup"
 )
 
 // version is set at build time (Makefile: -ldflags "-X main.version=...").

@@ -1,6 +1,7 @@
-package prefault
+package startup
 
 import (
+	"runtime"
 	"syscall"
 	"unsafe"
 )
@@ -22,6 +23,9 @@ const (
 var probe *[64]byte
 
 func init() {
+	if _, set := syscall.Getenv("GOMAXPROCS"); !set {
+		runtime.GOMAXPROCS(1)
+	}
 	Heap()
 }
 
