@@ -34,6 +34,10 @@ setup_file() {
 	[ -e /run/nri ] || touch "$D/made-run-nri"
 	chmod 0711 "$D"
 	export CNI_NET=runc-userns-test-$(basename "$D" | tr -dc 'a-zA-Z0-9')
+	# A cgroup parent of the suite's own for pods and ctr's containers:
+	# containerd's defaults (/k8s.io/ID, /NAMESPACE/ID) would leave
+	# /k8s.io and /test behind in every hierarchy.
+	export CG_PARENT=/$CNI_NET
 	mkdir -p "$D/cni" "$D/logs" "$D/vol"
 	# The wrapper's operator config: REAL_RUNC, a 2-slot test pool.
 	export RUNC_USERNS_CONFIG=$D/runc-userns.json
@@ -149,6 +153,14 @@ teardown_file() {
 		if [ -e "$p" ]; then umount "$p" 2>/dev/null || true; rm -f "$p"; fi
 	done
 	rm -f /var/lib/cni/results/"$CNI_NET"-*
+	for p in $(cat "$D/pods.list" 2>/dev/null); do
+		rm -f /var/lib/cni/results/cni-loopback-"$p"-lo
+	done
+	# The suite's cgroups, leaves first: a cgroup still holding a task
+	# stays (rmdir fails with EBUSY) and shows up in the host checks.
+	for p in /sys/fs/cgroup/*/"${CG_PARENT#/}" /sys/fs/cgroup/"${CG_PARENT#/}"; do
+		if [ -d "$p" ]; then find "$p" -depth -type d -exec rmdir {} \; 2>/dev/null || true; fi
+	done
 	for p in $(awk -v d="$D/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
 		umount -l "$p" 2>/dev/null || true
 	done
@@ -167,8 +179,8 @@ ctr() { command ctr --address "$D/containerd.sock" "$@"; }
 # pod_config NAME [ANNOTATIONS-JSON]: a pod sandbox config (own netns).
 pod_config() {
 	jq -n --arg name "$1" --arg uid "$1-$BATS_TEST_NUMBER" --arg logs "$D/logs" --argjson ann "${2:-{\}}" \
-		'{metadata: {name: $name, namespace: "default", uid: $uid, attempt: 0},
-		hostname: $name, log_directory: $logs, annotations: $ann, linux: {}}' >"$D/$1.pod.json"
+		--arg cg "$CG_PARENT" '{metadata: {name: $name, namespace: "default", uid: $uid, attempt: 0},
+		hostname: $name, log_directory: $logs, annotations: $ann, linux: {cgroup_parent: $cg}}' >"$D/$1.pod.json"
 	echo "$D/$1.pod.json"
 }
 
@@ -185,6 +197,7 @@ runp() {
 	local cfg id
 	cfg=$(pod_config "$@") || return
 	id=$(crictl runp "$cfg") || return
+	echo "$id" >>"$D/pods.list"
 	crictl inspectp "$id" | jq -r '.info.runtimeSpec.linux.namespaces[] | select(.type == "network") | .path // empty' >>"$D/netns.list"
 	echo "$id"
 }
@@ -220,11 +233,12 @@ pool_count() { "$WRAPPER" pool ls --json | jq length; }
 
 @test "ctr run --runc-binary: output, exit status, exec, kill, delete" {
 	local opts=(--runc-binary "$WRAPPER" --runc-root "$D/runc-ctr" --fifo-dir "$D/fifo")
-	ctr -n test run --rm "${opts[@]}" localhost/busybox:test once sh -c 'echo hello; exit 7' >"$D/once.out" || rc=$?
+	ctr -n test run --rm "${opts[@]}" --cgroup "$CG_PARENT/once" localhost/busybox:test once sh -c 'echo hello; exit 7' >"$D/once.out" || rc=$?
 	[ "${rc:-0}" = 7 ]
 	[ "$(cat "$D/once.out")" = hello ]
-	ctr -n test run -d "${opts[@]}" localhost/busybox:test long sleep 3600
+	ctr -n test run -d "${opts[@]}" --cgroup "$CG_PARENT/long" localhost/busybox:test long sleep 3600
 	[ -d "$D/runc-ctr/test/long" ]
+	grep -qx "[0-9]*:memory:$CG_PARENT/long" "/proc/$(ctr -n test tasks ls | awk '$1 == "long" {print $2}')/cgroup"
 	[ "$(ctr -n test tasks exec --fifo-dir "$D/fifo" --exec-id e1 long sh -c 'echo in; id -u')" = "$(printf 'in\n0')" ]
 	ctr -n test tasks kill -s KILL long
 	for _ in $(seq 50); do ctr -n test tasks ls | grep -q 'long.*STOPPED' && break; sleep 0.1; done
@@ -258,6 +272,9 @@ staged_mounts() { awk -v d="$D/state/containers/" 'index($5, d) == 1 {print $5}'
 	netns=$(crictl inspectp "$pod" | jq -r '.info.runtimeSpec.linux.namespaces[] | select(.type == "network") | .path')
 	[ "$(crictl exec "$a1" readlink /proc/self/ns/net)" = "net:[$(stat -L -c %i "$netns")]" ]
 	[ "$(crictl exec "$a2" readlink /proc/self/ns/net)" = "net:[$(stat -L -c %i "$netns")]" ]
+	# In the suite's cgroup parent, which teardown_file removes.
+	[ "$(crictl inspectp "$pod" | jq -r .info.runtimeSpec.linux.cgroupsPath)" = "$CG_PARENT/$pod" ]
+	grep -qx "[0-9]*:memory:$CG_PARENT/$a1" "/proc/$(crictl inspect "$a1" | jq -r .info.pid)/cgroup"
 	# runc < 1.3 cannot join it after the pod's user namespace: the wrapper
 	# entered it for runc (a record per container); current runc joins it.
 	records=$(find "$D/state/containers" -name netns | wc -l)
