@@ -56,7 +56,10 @@ deps-containerd: ## Build containerd 1.7 and 2 into .cache for more passes of th
 demo: deps build ## Run a busybox container in a pool user namespace and show what it sees
 	./hack/demo.sh $(BIN)
 
-test: deps deps-upstream deps-crictl deps-containerd build unit fuzz integration ## Everything: vet, unit tests with -race, short fuzzing, bats with runc 1.1.5 and upstream runc, the containerd suite again under containerd 1.7 and 2
+test: deps deps-upstream deps-crictl deps-containerd build ## Everything: vet, unit tests with -race, short fuzzing, bats with runc 1.1.5 and upstream runc, the containerd suite again under containerd 1.7 and 2; fails if they left the host changed
+	./hack/hostcheck.sh save $(CACHE)/hostcheck.before
+	$(MAKE) unit fuzz integration
+	./hack/hostcheck.sh check $(CACHE)/hostcheck.before
 
 unit: ## go vet and unit tests with the race detector
 	$(GO) vet ./...

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# hostcheck.sh save FILE | check FILE: what the test suites could leave on
+# the host, written down before (save) and compared after (check). make test
+# runs it around the unit, fuzz and bats steps, so that a suite whose
+# cleanup misses something fails CI rather than filling a node: a leftover
+# test cgroup, mount, /run entry, netns, libcni cache entry, runc init or
+# shim process, temp dir of a suite, or a /dev node chowned by a runtime.
+#
+# Only what the suites touch, and only state that nothing else on a quiet
+# test machine changes: process counts are of runc, crun, conmon, containerd and its shims only.
+set -euo pipefail
+shopt -s nullglob
+
+# state: the host's state, one line per item, sorted within each section.
+state() {
+	echo "# /run"
+	ls -A /run | sort
+	echo "# /run/netns"
+	ls -A /run/netns 2>/dev/null | sort || true
+	echo "# mount points"
+	awk '{print $5}' /proc/self/mountinfo | sort
+	echo "# cgroups: top level of v2, or of each v1 hierarchy"
+	if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+		find /sys/fs/cgroup -mindepth 1 -maxdepth 1 -type d | sort
+	else
+		local h
+		for h in /sys/fs/cgroup/*/; do
+			find "$h" -mindepth 1 -maxdepth 1 -type d
+		done | sort
+	fi
+	echo "# /var/lib/cni/results"
+	ls -A /var/lib/cni/results 2>/dev/null | sort || true
+	echo "# /tmp: suites' temp dirs"
+	local tmp=(/tmp/runc-userns-* /tmp/bats-run-*)
+	[ ${#tmp[@]} = 0 ] || printf '%s\n' "${tmp[@]}" | sort
+	echo "# /dev nodes: owner and mode"
+	stat -c '%n %u:%g %a' /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty
+	echo "# runtime processes"
+	ps -eo args= | awk '$1 ~ /(^|\/)(runc|crun|conmon|containerd|containerd-shim[^ ]*)$/ || /^runc init/' | sort | uniq -c
+}
+
+case "${1:-}:${2:-}" in
+save:?*)
+	state >"$2"
+	;;
+check:?*)
+	[ -f "$2" ] || { echo "hostcheck: no saved state at $2: run $0 save $2 first" >&2; exit 2; }
+	if ! diff -u --label "before the tests ($2)" --label "after the tests" "$2" <(state) >&2; then
+		echo "hostcheck: the tests left the host changed (lines with + are new, - are gone): fix the cleanup of the suite at fault" >&2
+		exit 1
+	fi
+	echo "hostcheck: host as before the tests"
+	;;
+*)
+	echo "usage: $0 save FILE | check FILE" >&2
+	exit 2
+	;;
+esac
