@@ -3,11 +3,14 @@
 # the host, written down before (save) and compared after (check). make test
 # runs it around the unit, fuzz and bats steps, so that a suite whose
 # cleanup misses something fails CI rather than filling a node: a leftover
-# test cgroup, mount, /run entry, netns, libcni cache entry, runc init or
-# shim process, temp dir of a suite, or a /dev node chowned by a runtime.
+# test cgroup, mount, /run entry, container under runc's default root,
+# netns, libcni cache entry, runc init or shim process, temp dir of a
+# suite, a mount point made for a suite's namespace, a changed
+# /etc/subuid, or a /dev node chowned by a runtime.
 #
 # Only what the suites touch, and only state that nothing else on a quiet
-# test machine changes: process counts are of runc, crun, conmon, containerd and its shims only.
+# test machine changes: the processes listed are runc, crun, conmon,
+# containerd and its shims.
 set -euo pipefail
 shopt -s nullglob
 
@@ -17,6 +20,17 @@ state() {
 	ls -A /run | sort
 	echo "# /run/netns"
 	ls -A /run/netns 2>/dev/null | sort || true
+	echo "# /run/runc: runc's default root, which no suite may use"
+	ls -A /run/runc 2>/dev/null | sort || true
+	echo "# paths a suite makes, or binds over in a namespace of its own"
+	local p
+	for p in /etc/runc-userns /etc/containers/containers.conf.d /var/lib/containers /etc/subuid /etc/subgid; do
+		if [ -f "$p" ]; then
+			echo "$p $(stat -c '%u:%g %a' "$p") $(sha256sum <"$p" | cut -c1-16)"
+		elif [ -e "$p" ]; then
+			echo "$p $(stat -c '%F %u:%g %a' "$p")"
+		fi
+	done
 	echo "# mount points"
 	awk '{print $5}' /proc/self/mountinfo | sort
 	echo "# cgroups: top level of v2, or of each v1 hierarchy"
