@@ -3,9 +3,15 @@
 // to the first variant) while writing every measurement as JSON lines to
 // -raw.
 //
-// -mode lifecycle: each variant is NAME=RUNTIME=BUNDLE[=CONFIG]; a round is
-// create, start, wait for the container's init to exit (a pidfd, not
-// polling), delete. CONFIG sets RUNC_USERNS_CONFIG for that runtime.
+// -mode lifecycle: each variant is NAME=RUNTIME=BUNDLE[=CONFIG[=STARTER]];
+// a round is create, start, wait for the container's init to exit (a
+// pidfd, not polling), delete. CONFIG sets RUNC_USERNS_CONFIG for that
+// runtime. STARTER, if given, runs the start step instead of RUNTIME (same
+// root and environment): two variants that differ only in it time `start`
+// on the same kind of container, created and deleted alike.
+//
+// -step NAME makes the table of that step's times rather than of whole
+// rounds (e.g. -step start).
 //
 // -mode cmd: each variant is NAME=ARGV (space-separated, no shell); a
 // round is one run of it.
@@ -36,6 +42,7 @@ import (
 
 type variant struct {
 	name, runtime, bundle, config string
+	starter                       string // runs start; runtime if empty
 	spec                          []byte // the bundle's config.json as it was at the start
 }
 
@@ -54,6 +61,7 @@ func main() {
 	rawPath := flag.String("raw", "", "append every measurement here as JSON lines")
 	ref := flag.String("ref", "", "add a column: median minus this variant's median")
 	pair := flag.String("pair", "", "gobench: A=B, ratio of /B/ twins to /A/ benchmarks")
+	step := flag.String("step", "", "lifecycle: tabulate this step (create, start, wait, delete), not whole rounds")
 	flag.Parse()
 	if *mode == "gobench" {
 		if err := gobench(os.Stdin, os.Stdout, *pair); err != nil {
@@ -64,14 +72,17 @@ func main() {
 	}
 	var vs []variant
 	for _, a := range flag.Args() {
-		p := strings.SplitN(a, "=", 4)
+		p := strings.SplitN(a, "=", 5)
 		switch {
 		case *mode == "cmd" && len(p) >= 2:
 			vs = append(vs, variant{name: p[0], runtime: strings.SplitN(a, "=", 2)[1]})
 		case *mode == "lifecycle" && len(p) >= 3:
 			v := variant{name: p[0], runtime: p[1], bundle: p[2]}
-			if len(p) == 4 {
+			if len(p) >= 4 {
 				v.config = p[3]
+			}
+			if len(p) == 5 {
+				v.starter = p[4]
 			}
 			var err error
 			if v.spec, err = os.ReadFile(filepath.Join(v.bundle, "config.json")); err != nil {
@@ -112,7 +123,15 @@ func main() {
 				continue
 			}
 			r.I = i
-			samples[v.name] = append(samples[v.name], r.MS)
+			ms := r.MS
+			if *step != "" {
+				var ok bool
+				if ms, ok = r.Steps[*step]; !ok {
+					fmt.Fprintf(os.Stderr, "lifecycle: -step %s: no such step in -mode %s\n", *step, *mode)
+					os.Exit(2)
+				}
+			}
+			samples[v.name] = append(samples[v.name], ms)
 			if raw != nil {
 				_ = raw.Encode(r)
 			}
@@ -165,8 +184,7 @@ func once(v variant) (*result, error) {
 
 // run runs one runtime command. Its stderr goes to a file, not a pipe: the
 // container's init inherits create's stdio and would hold a pipe open.
-func run(v variant, root string, args ...string) error {
-	rt := v.runtime
+func run(v variant, rt, root string, args ...string) error {
 	errf, err := os.CreateTemp("", "lifecycle-stderr-*")
 	if err != nil {
 		return err
@@ -199,7 +217,7 @@ func cycle(v variant, root, id string) (*result, error) {
 		return nil, err
 	}
 	t := time.Now()
-	if err := run(v, root, "create", "--bundle", v.bundle, id); err != nil {
+	if err := run(v, v.runtime, root, "create", "--bundle", v.bundle, id); err != nil {
 		return nil, err
 	}
 	mark("create", t)
@@ -213,7 +231,11 @@ func cycle(v variant, root, id string) (*result, error) {
 	}
 	defer unix.Close(pidfd)
 	t = time.Now()
-	if err := run(v, root, "start", id); err != nil {
+	starter := v.runtime
+	if v.starter != "" {
+		starter = v.starter
+	}
+	if err := run(v, starter, root, "start", id); err != nil {
 		return nil, err
 	}
 	mark("start", t)
@@ -226,7 +248,7 @@ func cycle(v variant, root, id string) (*result, error) {
 	}
 	mark("wait", t)
 	t = time.Now()
-	if err := run(v, root, "delete", id); err != nil {
+	if err := run(v, v.runtime, root, "delete", id); err != nil {
 		return nil, err
 	}
 	mark("delete", t)
