@@ -222,6 +222,10 @@ uidmap() { crictl exec "$1" cat /proc/self/uid_map | awk '{print $1, $2, $3}'; }
 
 pool_count() { "$WRAPPER" pool ls --json | jq length; }
 
+# in_cgroup PID PATH: the process is in cgroup PATH, in the v1 memory
+# hierarchy or in v2's.
+in_cgroup() { grep -Eqx "[0-9]+:(memory)?:$2" "/proc/$1/cgroup"; }
+
 @test "containerd loaded contrib's runc-userns handler with BinaryName and pod_annotations" {
 	if [ -e "$D/made-run-nri" ] && [ -e /run/nri ]; then
 		fail "containerd made /run/nri on the host: its NRI socket must be in $D"
@@ -238,7 +242,7 @@ pool_count() { "$WRAPPER" pool ls --json | jq length; }
 	[ "$(cat "$D/once.out")" = hello ]
 	ctr -n test run -d "${opts[@]}" --cgroup "$CG_PARENT/long" localhost/busybox:test long sleep 3600
 	[ -d "$D/runc-ctr/test/long" ]
-	grep -qx "[0-9]*:memory:$CG_PARENT/long" "/proc/$(ctr -n test tasks ls | awk '$1 == "long" {print $2}')/cgroup"
+	in_cgroup "$(ctr -n test tasks ls | awk '$1 == "long" {print $2}')" "$CG_PARENT/long"
 	[ "$(ctr -n test tasks exec --fifo-dir "$D/fifo" --exec-id e1 long sh -c 'echo in; id -u')" = "$(printf 'in\n0')" ]
 	ctr -n test tasks kill -s KILL long
 	for _ in $(seq 50); do ctr -n test tasks ls | grep -q 'long.*STOPPED' && break; sleep 0.1; done
@@ -274,7 +278,7 @@ staged_mounts() { awk -v d="$D/state/containers/" 'index($5, d) == 1 {print $5}'
 	[ "$(crictl exec "$a2" readlink /proc/self/ns/net)" = "net:[$(stat -L -c %i "$netns")]" ]
 	# In the suite's cgroup parent, which teardown_file removes.
 	[ "$(crictl inspectp "$pod" | jq -r .info.runtimeSpec.linux.cgroupsPath)" = "$CG_PARENT/$pod" ]
-	grep -qx "[0-9]*:memory:$CG_PARENT/$a1" "/proc/$(crictl inspect "$a1" | jq -r .info.pid)/cgroup"
+	in_cgroup "$(crictl inspect "$a1" | jq -r .info.pid)" "$CG_PARENT/$a1"
 	# runc < 1.3 cannot join it after the pod's user namespace: the wrapper
 	# entered it for runc (a record per container); current runc joins it.
 	records=$(find "$D/state/containers" -name netns | wc -l)
