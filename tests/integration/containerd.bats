@@ -32,6 +32,9 @@ setup_file() {
 	# containerd 2 starts NRI by default, with its socket in /run/nri: the
 	# config below moves it into $D (and test 1 checks it did).
 	[ -e /run/nri ] || touch "$D/made-run-nri"
+	# containerd makes /run/netns (/var/run/netns) for the pods' network
+	# namespaces when it is missing.
+	[ -e /run/netns ] || touch "$D/made-run-netns"
 	chmod 0711 "$D"
 	export CNI_NET=runc-userns-test-$(basename "$D" | tr -dc 'a-zA-Z0-9')
 	# A cgroup parent of the suite's own for pods and ctr's containers:
@@ -169,6 +172,9 @@ teardown_file() {
 	fi
 	if [ -e "$D/made-run-nri" ]; then
 		rm -rf /run/nri
+	fi
+	if [ -e "$D/made-run-netns" ]; then
+		rmdir /run/netns 2>/dev/null || true # only if empty: not ours otherwise
 	fi
 	rm -rf "$D"
 }
