@@ -4,7 +4,7 @@
 # runs it around the unit, fuzz and bats steps, so that a suite whose
 # cleanup misses something fails CI rather than filling a node: a leftover
 # test cgroup, mount, /run entry, container under runc's default root,
-# netns, libcni cache entry, runc init or shim process, temp dir of a
+# netns, libcni cache entry or dir, runc init or shim process, temp dir of a
 # suite, a mount point made for a suite's namespace, a changed
 # /etc/subuid, or a /dev node chowned by a runtime.
 #
@@ -42,8 +42,8 @@ state() {
 			find "$h" -mindepth 1 -maxdepth 1 -type d
 		done | sort
 	fi
-	echo "# /var/lib/cni/results"
-	ls -A /var/lib/cni/results 2>/dev/null | sort || true
+	echo "# /var/lib/cni: libcni's cache"
+	find /var/lib/cni 2>/dev/null | sort || true
 	echo "# /tmp: suites' temp dirs"
 	local tmp=(/tmp/runc-userns-* /tmp/bats-run-*)
 	[ ${#tmp[@]} = 0 ] || printf '%s\n' "${tmp[@]}" | sort

@@ -35,6 +35,8 @@ setup_file() {
 	# containerd makes /run/netns (/var/run/netns) for the pods' network
 	# namespaces when it is missing.
 	[ -e /run/netns ] || touch "$D/made-run-netns"
+	# libcni caches each pod's result under /var/lib/cni, made if missing.
+	[ -e /var/lib/cni ] || touch "$D/made-var-lib-cni"
 	chmod 0711 "$D"
 	export CNI_NET=runc-userns-test-$(basename "$D" | tr -dc 'a-zA-Z0-9')
 	# A cgroup parent of the suite's own for pods and ctr's containers:
@@ -175,6 +177,9 @@ teardown_file() {
 	fi
 	if [ -e "$D/made-run-netns" ]; then
 		rmdir /run/netns 2>/dev/null || true # only if empty: not ours otherwise
+	fi
+	if [ -e "$D/made-var-lib-cni" ]; then
+		find /var/lib/cni -depth -type d -empty -delete 2>/dev/null || true
 	fi
 	rm -rf "$D"
 }
