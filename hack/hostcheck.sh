@@ -50,7 +50,7 @@ state() {
 	echo "# /dev nodes: owner and mode"
 	stat -c '%n %u:%g %a' /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty
 	echo "# runtime processes"
-	ps -eo args= | awk '$1 ~ /(^|\/)(runc|crun|conmon|containerd|containerd-shim[^ ]*)$/ || /^runc init/' | sort | uniq -c
+	ps -eo args= | awk '$1 ~ /(^|\/)(runc|crun|conmon|containerd|containerd-shim[^ ]*)$/' | sort | uniq -c
 }
 
 case "${1:-}:${2:-}" in
