@@ -26,17 +26,15 @@ setup_file() {
 	fi
 	export D
 	D=$(mktemp -d /tmp/runc-userns-ctrd.XXXXXX)
-	# containerd 1.6 puts shim sockets under /run/containerd/s whatever its
-	# state dir: remove in teardown what only this suite created there.
-	[ -e /run/containerd ] || touch "$D/made-run-containerd"
-	# containerd 2 starts NRI by default, with its socket in /run/nri: the
-	# config below moves it into $D (and test 1 checks it did).
-	[ -e /run/nri ] || touch "$D/made-run-nri"
-	# containerd makes /run/netns (/var/run/netns) for the pods' network
-	# namespaces when it is missing.
-	[ -e /run/netns ] || touch "$D/made-run-netns"
-	# libcni caches each pod's result under /var/lib/cni, made if missing.
-	[ -e /var/lib/cni ] || touch "$D/made-var-lib-cni"
+	# What containerd makes on the host when missing, removed in teardown
+	# as far as it is empty:
+	# - /run/containerd: containerd 1.6 puts shim sockets under
+	#   /run/containerd/s whatever its state dir;
+	# - /run/nri: containerd 2 starts NRI by default, with its socket there
+	#   (the config below moves it into $D, and test 1 checks it did);
+	# - /run/netns (/var/run/netns): the pods' network namespaces;
+	# - /var/lib/cni: libcni's cache of each pod's result.
+	note_missing "$D/made" /run/containerd /run/nri /run/netns /var/lib/cni
 	chmod 0711 "$D"
 	export CNI_NET=runc-userns-test-$(basename "$D" | tr -dc 'a-zA-Z0-9')
 	# A cgroup parent of the suite's own for pods and ctr's containers:
@@ -169,18 +167,7 @@ teardown_file() {
 	for p in $(awk -v d="$D/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
 		umount -l "$p" 2>/dev/null || true
 	done
-	if [ -e "$D/made-run-containerd" ]; then
-		find /run/containerd -depth -type d -empty -delete 2>/dev/null || true
-	fi
-	if [ -e "$D/made-run-nri" ]; then
-		rm -rf /run/nri
-	fi
-	if [ -e "$D/made-run-netns" ]; then
-		rmdir /run/netns 2>/dev/null || true # only if empty: not ours otherwise
-	fi
-	if [ -e "$D/made-var-lib-cni" ]; then
-		find /var/lib/cni -depth -type d -empty -delete 2>/dev/null || true
-	fi
+	remove_noted "$D/made"
 	rm -rf "$D"
 }
 
@@ -238,7 +225,7 @@ pool_count() { "$WRAPPER" pool ls --json | jq length; }
 in_cgroup() { grep -Eqx "[0-9]+:(memory)?:$2" "/proc/$1/cgroup"; }
 
 @test "containerd loaded contrib's runc-userns handler with BinaryName and pod_annotations" {
-	if [ -e "$D/made-run-nri" ] && [ -e /run/nri ]; then
+	if noted "$D/made" /run/nri && [ -e /run/nri ]; then
 		fail "containerd made /run/nri on the host: its NRI socket must be in $D"
 	fi
 	run -0 crictl info

@@ -139,6 +139,40 @@ staging_mounts() {
 	awk -v d="$STATE_DIR/containers/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo
 }
 
+# note_missing LIST PATH...: append to LIST each PATH that does not exist yet
+# (its highest missing ancestor, for what mkdir -p makes), before a suite
+# or the program it runs makes it on the host.
+note_missing() {
+	local list=$1 p top
+	shift
+	for p in "$@"; do
+		top=
+		while [ ! -e "$p" ] && [ "$p" != / ]; do
+			top=$p
+			p=$(dirname "$p")
+		done
+		[ -z "$top" ] || echo "$top" >>"$list"
+	done
+}
+
+# noted LIST PATH: note_missing noted PATH in LIST.
+noted() { [ -f "$1" ] && grep -qxF "$2" "$1"; }
+
+# remove_noted LIST: remove what note_missing noted, as far as it is empty:
+# the empty directories of a noted directory (deepest first), an empty noted
+# file. Anything with content stays, for the host check to show.
+remove_noted() {
+	[ -f "$1" ] || return 0
+	local p
+	for p in $(sort -ru "$1"); do
+		if [ -d "$p" ] && [ ! -L "$p" ]; then
+			find "$p" -xdev -depth -type d -empty -delete 2>/dev/null || true
+		elif [ -f "$p" ] && [ ! -s "$p" ]; then
+			rm -f "$p"
+		fi
+	done
+}
+
 # teardown_env: delete every container of the test, then check nothing of
 # it is left: no mount under the test dir, no pool entry, no state dir entry.
 teardown_env() {

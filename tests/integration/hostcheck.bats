@@ -79,3 +79,29 @@ teardown() {
 	run -2 "$HOSTCHECK"
 	[[ "$output" == "usage: "* ]]
 }
+
+@test "note_missing and remove_noted: what a suite made is removed as far as it is empty; what was there, or has content, stays" {
+	local T=$BATS_TEST_TMPDIR/host list=$BATS_TEST_TMPDIR/made
+	mkdir -p "$T/there/sub"
+	touch "$T/there-file"
+	note_missing "$list" "$T/there" "$T/there-file" "$T/new/a/b" "$T/new/c" "$T/full" "$T/empty-file" "$T/full-file"
+	# The highest missing ancestor, once per path noted; nothing that was there.
+	run -0 cat "$list"
+	[ "$output" = "$(printf '%s\n' "$T/new" "$T/new" "$T/full" "$T/empty-file" "$T/full-file")" ]
+	noted "$list" "$T/new"
+	! noted "$list" "$T/there"
+	! noted "$list" "$T/new/a"
+
+	mkdir -p "$T/new/a/b" "$T/new/c" "$T/full/d"
+	echo data >"$T/full/d/f"
+	touch "$T/empty-file"
+	echo data >"$T/full-file"
+	remove_noted "$list"
+	[ ! -e "$T/new" ]
+	[ ! -e "$T/empty-file" ]
+	[ -f "$T/full/d/f" ]
+	[ -s "$T/full-file" ]
+	[ -d "$T/there/sub" ] && [ -f "$T/there-file" ]
+	# A list never written (setup failed early) is no error.
+	remove_noted "$BATS_TEST_TMPDIR/none"
+}

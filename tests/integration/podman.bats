@@ -97,14 +97,12 @@ setup_file() {
 	echo "containers:$CALLER_BASE:131072" >"$PD/subid"
 
 	# Mount points that do not exist on the host are made for the file and
-	# removed by teardown_file (only if still empty).
-	: >"$PD/made"
-	local p
-	for p in /etc/runc-userns /var/lib/containers /run/runc /etc/containers/containers.conf.d; do
-		[ -e "$p" ] || { mkdir -p -m 0700 "$p" && echo "$p" >>"$PD/made"; }
-	done
+	# removed by teardown_file (as far as they are empty).
+	local p dirs=(/etc/runc-userns /var/lib/containers /run/runc /etc/containers/containers.conf.d)
+	note_missing "$PD/made" "${dirs[@]}" /etc/subuid /etc/subgid
+	mkdir -p -m 0700 "${dirs[@]}"
 	for p in /etc/subuid /etc/subgid; do
-		[ -e "$p" ] || { touch "$p" && echo "$p" >>"$PD/made"; }
+		[ -e "$p" ] || touch "$p"
 	done
 	unshare -m --propagation private sleep infinity </dev/null >/dev/null 2>&1 3>&- &
 	export NS_PID=$!
@@ -145,10 +143,8 @@ teardown_file() {
 		kill "$NS_PID" 2>/dev/null || true
 		wait "$NS_PID" 2>/dev/null || true
 	fi
+	remove_noted "$PD/made"
 	local p
-	while read -r p; do
-		if [ -d "$p" ]; then rmdir "$p" 2>/dev/null || true; else [ -s "$p" ] || rm -f "$p"; fi
-	done <"$PD/made"
 	for p in /sys/fs/cgroup/*/"$PD_CGROUP"; do
 		[ -d "$p" ] && rmdir "$p" 2>/dev/null || true
 	done
