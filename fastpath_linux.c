@@ -55,6 +55,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <malloc.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -464,11 +465,16 @@ static int top_member(struct json *j, const char *k, size_t n, void *arg)
 		return 1;
 	}
 	if (IS("stateDir")) {
-		/* config.Parse wants it absolute when set. */
+		/* config.Parse wants it absolute when set. Go replaces invalid
+		 * UTF-8, so with a non-ASCII byte the pins Go made may be under
+		 * another name than these bytes. */
 		if (!str(j, &s, &sn, &esc) || (sn > 0 && s[0] != '/'))
 			return 0;
 		if (esc || t->conf->state_dir)
 			t->conf->unsure = 1;
+		for (i = 0; i < sn; i++)
+			if ((unsigned char)s[i] >= 0x80)
+				t->conf->unsure = 1;
 		t->conf->state_dir = s;
 		t->conf->state_dir_n = sn;
 		return 1;
@@ -1000,11 +1006,20 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 	kind = fast_argv(argv, &root, &id, &bundle);
 	if (!envp || kind == ARGV_GO)
 		return FP_GO;
-	/* Go's os.Environ drops empty entries; runc would get a different
-	 * environment. */
-	for (e = envp; *e; e++)
+	/* Go's os.Environ drops empty entries, and of two entries of one
+	 * name the second: runc would get a different environment. */
+	for (e = envp; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		char *const *f;
+
 		if (!**e)
 			return FP_GO;
+		if (!eq)
+			continue;
+		for (f = envp; f < e; f++)
+			if (strncmp(*f, *e, (size_t)(eq - *e) + 1) == 0)
+				return FP_GO;
+	}
 	v = fp_getenv(envp, "RUNC_USERNS_FASTPATH");
 	if (v && strcmp(v, "0") == 0)
 		return FP_GO;
@@ -1128,6 +1143,20 @@ static pid_t early_pid;
 static char *early_state;
 static long early_state_len;
 
+/* Whether the kernel reaps our children without a wait: SIGCHLD ignored, or
+ * SA_NOCLDWAIT, as the caller left them. An early runc could then be gone
+ * before the Go code waits for it (waitid: ECHILD), and a delete that
+ * succeeded would fail. The Go runtime installs its own SIGCHLD handler, so
+ * the Go code's own runc is never reaped behind its back. */
+static int children_reaped_by_kernel(void)
+{
+	struct sigaction sa;
+
+	if (sigaction(SIGCHLD, NULL, &sa) != 0)
+		return 1;
+	return sa.sa_handler == SIG_IGN || (sa.sa_flags & SA_NOCLDWAIT);
+}
+
 int fp_early(char **state, long *state_len)
 {
 	pid_t pid = early_pid;
@@ -1243,7 +1272,7 @@ __attribute__((constructor)) static void fastpath(int argc, char **argv, char **
 	if (verdict == FP_EXEC) {
 		execve(runtime, args, envp);
 		/* The Go code tries the same exec and reports why it failed. */
-	} else if (posix_spawn(&pid, runtime, NULL, NULL, args, envp) == 0) {
+	} else if (!children_reaped_by_kernel() && posix_spawn(&pid, runtime, NULL, NULL, args, envp) == 0) {
 		/* runc.Run's child: our stdio and inherited fds, our signal
 		 * mask, our environment. glibc reports a failed exec here (and
 		 * reaps that child); the Go code then runs runc itself and

@@ -82,6 +82,14 @@ func TestFastpathDecide(t *testing.T) {
 		{"update", []string{"update", "--memory", "1M", "c"}, env, configured, "/opt/runc"},
 		{"command help is runc's", []string{"state", "--help"}, env, configured, "/opt/runc"},
 
+		// The environment runc gets is the one Go would give it: of two
+		// entries of one name Go keeps the first; entries without "="
+		// are kept as they are.
+		{"a variable twice", []string{"state", "c"}, append(env, "PATH=/x"), configured, ""},
+		{"a variable twice, empty values", []string{"state", "c"}, append(env, "A=", "A="), configured, ""},
+		{"one name the prefix of another", []string{"state", "c"}, append(env, "PATHX=/x", "PAT=/y"), configured, "/opt/runc"},
+		{"entries without =, twice", []string{"state", "c"}, append(env, "FOO", "FOO"), configured, "/opt/runc"},
+
 		// Always the Go code's.
 		{"create", []string{"create", "c"}, env, configured, ""},
 		{"run", []string{"run", "c"}, env, configured, ""},
@@ -140,10 +148,11 @@ func TestFastpathDecide(t *testing.T) {
 		{"kill switch", []string{"state", "c"}, append([]string{"RUNC_USERNS_FASTPATH=0"}, env...), configured, ""},
 		{"kill switch other value", []string{"state", "c"}, append([]string{"RUNC_USERNS_FASTPATH=1"}, env...), configured, "/opt/runc"},
 		{"kill switch empty", []string{"state", "c"}, append([]string{"RUNC_USERNS_FASTPATH="}, env...), configured, "/opt/runc"},
-		{"kill switch second is ignored", []string{"state", "c"}, append(env, "RUNC_USERNS_FASTPATH=1", "RUNC_USERNS_FASTPATH=0"), configured, "/opt/runc"},
+		// A name given twice is the Go code's (below), whichever the second.
+		{"kill switch given twice", []string{"state", "c"}, append(env, "RUNC_USERNS_FASTPATH=1", "RUNC_USERNS_FASTPATH=0"), configured, ""},
 		{"an empty environment entry", []string{"state", "c"}, append([]string{""}, env...), configured, ""},
 		{"an entry without =", []string{"state", "c"}, append([]string{"RUNC_USERNS_CONFIG"}, env...), configured, "/opt/runc"},
-		{"first RUNC_USERNS_CONFIG wins", []string{"state", "c"}, append(env, "RUNC_USERNS_CONFIG=/other"), configured, "/opt/runc"},
+		{"RUNC_USERNS_CONFIG given twice", []string{"state", "c"}, append(env, "RUNC_USERNS_CONFIG=/other"), configured, ""},
 		{"no environment", []string{"state", "c"}, nil, defaults, "/usr/sbin/runc"},
 
 		// Where the config comes from.
@@ -236,7 +245,7 @@ func TestFastpathDecide(t *testing.T) {
 		{"PATH skips this binary", []string{"state", "c"}, []string{"PATH=/usr/local/sbin:/usr/sbin"}, defaults, "/usr/sbin/runc"},
 		{"PATH unset: fallbacks", []string{"state", "c"}, []string{"HOME=/"}, defaults, "/usr/sbin/runc"},
 		{"PATH empty: fallbacks", []string{"state", "c"}, []string{"PATH="}, defaults, "/usr/sbin/runc"},
-		{"first PATH wins", []string{"state", "c"}, []string{"PATH=/opt", "PATH=/usr/sbin"}, defaults, "/opt/runc"},
+		{"PATH given twice", []string{"state", "c"}, []string{"PATH=/opt", "PATH=/usr/sbin"}, defaults, ""},
 		{"PATH dir, data file and no runc skipped", []string{"state", "c"}, []string{"PATH=/opt/dir:/opt/data:/nosuch:/opt"}, defaults, "/opt/runc"},
 		{"PATH cleaned", []string{"state", "c"}, []string{"PATH=/usr//local/../sbin/./"}, defaults, "/usr/sbin/runc"},
 		{"PATH dot-dot above the root", []string{"state", "c"}, []string{"PATH=/../../opt"}, defaults, "/opt/runc"},
@@ -665,6 +674,9 @@ func TestFastpathCreate(t *testing.T) {
 		{"userns.mode always", create, env, with(`{"runtime": "/opt/runc", "stateDir": "/sd", "userns": {"mode": "always"}}`, fpSpec), ""},
 		{"mode given twice", create, env, with(`{"runtime": "/opt/runc", "userns": {"mode": "off", "mode": "always"}}`, fpSpec), ""},
 		{"stateDir escaped", create, env, with(`{"runtime": "/opt/runc", "stateDir": "\/sd"}`, fpSpec), ""},
+		// Go replaces invalid UTF-8: its pins are under "/sd\uFFFD".
+		{"stateDir not ASCII", create, env, with("{\"runtime\": \"/opt/runc\", \"stateDir\": \"/sd\xff\"}", fpSpec, "/sd\ufffd/pods/sb1/userns"), ""},
+		{"stateDir UTF-8", create, env, with(`{"runtime": "/opt/runc", "stateDir": "/sd\u00e9"}`, fpSpec), ""},
 		{"invalid JSON", create, env, with(sd, fpSpec[:len(fpSpec)-1]), ""},
 		{"trailing bytes", create, env, with(sd, fpSpec+"x"), ""},
 		{"not an object", create, env, with(sd, `null`), ""},

@@ -295,6 +295,21 @@ go_path_taken() {
 	[ "$(pool_json | jq length)" = 0 ]
 }
 
+@test "a caller that ignores SIGCHLD: delete of a userns container starts runc from the Go code, and succeeds" {
+	b=$(setup_bundle c1)
+	annotate "$b" runc-userns.io/userns auto
+	start_container "$b" c1
+	# With SIGCHLD ignored the kernel reaps children unwaited: a runc the
+	# constructor started could be gone before the Go code waits for it,
+	# and a delete that succeeded would fail (waitid: ECHILD).
+	run -0 strace -f -qq -s 4096 -o "$TESTDIR/ignored.trace" -e trace=execve,clone,clone3,fork,vfork \
+		perl -e '$SIG{CHLD} = "IGNORE"; exec @ARGV or die "exec: $!"' "$WRAPPER" --root "$RUNC_ROOT" delete --force c1
+	run ! early_start_taken ignored
+	go_path_taken ignored
+	[ ! -e "$RUNC_ROOT/c1" ]
+	[ "$(pool_json | jq length)" = 0 ]
+}
+
 @test "delete and exec, RUNC_USERNS_FASTPATH=0: the same stdout, stderr, exit status and pool" {
 	local id argv
 	for id in p1 p2 u1 u2; do
