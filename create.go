@@ -758,7 +758,13 @@ func removeStaged(lay layout, root, id string) error {
 	if err != nil {
 		return err
 	}
-	entries = append(entries, lay.netjoinRecord(root, id), lay.mountsDir(root, id), lay.layersDir(root, id), lay.containerDir(root, id))
+	// A record's temp file, left by a create killed while writing it,
+	// would keep the container's directory.
+	if err := oci.RemoveTemps(lay.netjoinRecord(root, id)); err != nil {
+		return fmt.Errorf("remove staging entry: %w", err)
+	}
+	// netns.tmp: the temp name of releases before ReplaceFile's.
+	entries = append(entries, lay.netjoinRecord(root, id), lay.netjoinRecord(root, id)+".tmp", lay.mountsDir(root, id), lay.layersDir(root, id), lay.containerDir(root, id))
 	for _, p := range entries {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("remove staging entry: %w", err)
@@ -775,6 +781,9 @@ func unpinPod(lay layout, owner string) error {
 	}
 	if err := os.Remove(lay.mapping(owner)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
+	}
+	if err := oci.RemoveTemps(lay.mapping(owner)); err != nil {
+		return fmt.Errorf("remove pod dir: %w", err)
 	}
 	if err := os.Remove(lay.podDir(owner)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove pod dir: %w", err)

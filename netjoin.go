@@ -65,12 +65,7 @@ func writeNetjoin(lay layout, root, id, path string) (netjoin, error) {
 	if err := os.MkdirAll(filepath.Dir(rec), 0o711); err != nil {
 		return netjoin{}, err
 	}
-	tmp := rec + ".tmp"
-	if err := os.WriteFile(tmp, []byte(fmt.Sprintf("%d %d %s\n", nid.Dev, nid.Ino, path)), 0o600); err != nil {
-		return netjoin{}, err
-	}
-	if err := os.Rename(tmp, rec); err != nil {
-		os.Remove(tmp)
+	if err := oci.ReplaceFile(rec, []byte(fmt.Sprintf("%d %d %s\n", nid.Dev, nid.Ino, path)), 0o600); err != nil {
 		return netjoin{}, err
 	}
 	return netjoin{path: path, id: nid}, nil

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -193,6 +194,29 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 // mount or a namespace that a reboot removes).
 func ReplaceFile(path string, data []byte, mode os.FileMode) error {
 	return replaceFile(path, data, mode, false)
+}
+
+// RemoveTemps removes the temp files that writers of path (WriteFileAtomic,
+// ReplaceFile) killed before their rename left beside it, so that its
+// directory can be removed. A missing directory is fine.
+func RemoveTemps(path string) error {
+	dir, prefix := filepath.Dir(path), "."+filepath.Base(path)+".tmp-"
+	list, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range list {
+		if !strings.HasPrefix(e.Name(), prefix) || e.IsDir() {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 func replaceFile(path string, data []byte, mode os.FileMode, sync bool) (err error) {

@@ -915,3 +915,35 @@ func TestAnnotationConflict(t *testing.T) {
 		})
 	}
 }
+
+func TestRemoveTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mapping")
+	for _, name := range []string{
+		"mapping",          // the file itself: stays
+		".mapping.tmp-123", // a killed writer's: goes
+		".mapping.tmp-",    // likewise
+		".netns.tmp-1",     // another file's: stays
+		"mapping.tmp-1",    // not a temp name of ours: stays
+		".mapping.tmp",     // no dash: not ReplaceFile's: stays
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := RemoveTemps(path); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	list, _ := os.ReadDir(dir)
+	for _, e := range list {
+		left = append(left, e.Name())
+	}
+	want := []string{".mapping.tmp", ".netns.tmp-1", "mapping", "mapping.tmp-1"}
+	if strings.Join(left, " ") != strings.Join(want, " ") {
+		t.Errorf("left %q, want %q", left, want)
+	}
+	if err := RemoveTemps(filepath.Join(dir, "missing-dir", "mapping")); err != nil {
+		t.Errorf("a missing directory: %v", err)
+	}
+}

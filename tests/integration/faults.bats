@@ -216,6 +216,20 @@ killed_then_gc() {
 	done
 }
 
+@test "a record's temp file left by a killed create does not keep delete or pool gc from releasing" {
+	local b
+	b=$(setup_bundle tmpf)
+	annotate "$b" runc-userns.io/userns auto
+	start_container "$b" tmpf
+	# As a create killed while writing them leaves them.
+	local cdir
+	cdir=$(dirname "$(find "$STATE_DIR/containers" -name rootfs -maxdepth 3 | head -1)")
+	[ -d "$cdir" ] || fail "no container dir under $STATE_DIR/containers"
+	touch "$cdir/.netns.tmp-1234" "$cdir/netns.tmp" "$STATE_DIR/pods/tmpf/.mapping.tmp-1234"
+	wrapper delete --force tmpf
+	nothing_left "delete"
+}
+
 @test "a full pool reclaims the range of a killed create" {
 	POOL_SLOTS=1 write_config '{}'
 	local a b
