@@ -282,6 +282,7 @@ type creation struct {
 	netjoin    netjoin    // the network namespace runc starts in (netjoin.go)
 	netSysctls netSysctls // written into a foreign network namespace before runc starts (netsysctl.go)
 	join       *pidJoin   // a resolved container:<ID> reference
+	marker     *os.File   // the locked in-flight marker (inflight.go)
 	undo       []func() error
 }
 
@@ -300,6 +301,22 @@ func (c *creation) do(doc *oci.Document) int {
 		return c.fail(err)
 	}
 	c.lay = layout(c.cfg.StateDir)
+	// Nothing is taken for a container runc has or another create is
+	// making: everything taken below is named after its ID, and undone
+	// by ID if this create fails.
+	marker, err := acquireInflight(c.lay, c.root, c.id)
+	if errors.Is(err, errRuncHas) {
+		return c.exec()
+	}
+	if err != nil {
+		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
+	}
+	c.marker = marker
+	c.undo = append(c.undo, func() error {
+		err := removeInflight(c.lay, c.root, c.id)
+		marker.Close()
+		return err
+	})
 	mods, stamp, err := c.plan(doc.Spec)
 	c.ph.mark("stamp")
 	if err != nil {
@@ -624,13 +641,14 @@ func (c *creation) leave(owner string) error {
 func (c *creation) ensurePin(owner string, alloc pool.Allocation, mapping []specs.LinuxIDMapping) (*os.File, error) {
 	pin, mapFile := c.lay.pin(owner), c.lay.mapping(owner)
 	want := fmt.Sprintf("%d %d\n", alloc.HostID, alloc.Size)
+	hostIDs := fmt.Sprintf("host IDs %d-%d", alloc.HostID, uint64(alloc.HostID)+uint64(alloc.Size)-1)
 	if ns, err := libuserns.OpenPinned(pin); err == nil {
 		if got, _ := os.ReadFile(mapFile); string(got) == want {
 			return ns, nil
 		}
 		ns.Close()
 		if !c.req.Pod.Sandbox {
-			return nil, fmt.Errorf("pod %s: the user namespace pinned at %s does not map the pod's range %s: recreate the pod", owner, pin, want)
+			return nil, fmt.Errorf("pod %s: the user namespace pinned at %s does not map the pod's range (%s): recreate the pod", owner, pin, hostIDs)
 		}
 		if err := unpinPod(c.lay, owner); err != nil {
 			return nil, err

@@ -72,8 +72,22 @@ func (a *app) delete() int {
 	if stamp != nil {
 		stateDir, owner = stamp.StateDir, stamp.Owner
 	}
+	// No state.json, but a create of the ID may still be running (a
+	// retried or early delete): what it has taken is not ours to release.
+	if err := awaitNoCreate(layout(stateDir), root, id); err != nil {
+		err = fmt.Errorf("container %s: %w", id, err)
+		if status == 0 {
+			return a.fail(err)
+		}
+		a.log.Warn(err)
+		return status
+	}
 	if err := release(stateDir, root, id, owner, a.log); err != nil {
-		err = fmt.Errorf("container %s: deleted, but releasing what it held failed: %w (run `runc-userns pool ls` and `runc-userns pool release OWNER`)", id, err)
+		pod := "its pod"
+		if owner != "" {
+			pod = "pod " + owner
+		}
+		err = fmt.Errorf("container %s: deleted, but releasing what it held failed: %w (fix the cause, then delete it again or run `runc-userns pool gc`, which returns %s's range once none of its containers is alive)", id, err, pod)
 		if status == 0 {
 			return a.fail(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -21,11 +22,12 @@ import (
 // or an allocation finding the pool full) that would see no container and
 // take the range back. See pool/doc.go, "Reclaiming and rebuilding".
 //
-//	<stateDir>/inflight/<root hash>-<id>   flock(LOCK_SH)ed by the create of
+//	<stateDir>/inflight/<root hash>-<id>   flock(LOCK_EX)ed by the create of
 //	                                       container <id> of runc root <root>
-//	                                       from before it allocates until the
-//	                                       container is gone; holds the claim
-//	                                       (inflightRecord) once allocated
+//	                                       from before it changes anything
+//	                                       until the container is gone; holds
+//	                                       the claim (inflightRecord) once
+//	                                       allocated
 //
 // The create holds the lock on a read-only descriptor without O_CLOEXEC,
 // so that runc and runc's init inherit it: the marker stays locked while
@@ -35,6 +37,12 @@ import (
 // counts a member alive while its marker is locked (LOCK_EX|LOCK_NB fails)
 // or runc has it with a live init, and checks the marker first: a create
 // that finishes between the two checks has written state.json by then.
+//
+// The lock is exclusive and taken without waiting: it is what makes a
+// create of a container that runc has, or that another create is making,
+// leave everything as it is. Such a create used to go on, fail, and undo
+// on the way out what the other one had taken (its range, pin, staging
+// mounts and records: all named after the container's ID).
 
 func (l layout) inflightDir() string { return filepath.Join(string(l), "inflight") }
 
@@ -53,42 +61,104 @@ type inflightRecord struct {
 	Member string `json:"member"`
 }
 
-// acquireInflight locks container id's marker (shared: a second create of
-// the same ID must not block on the first's runc init) and leaves the
-// descriptor inheritable. The path is checked to still name the locked
-// file, because pool gc unlinks stale markers while holding their lock.
+// errRuncHas: runc has a container of that ID already. Its create is
+// runc's to refuse, in its own words; nothing of ours is touched.
+var errRuncHas = errors.New("runc has a container of this ID")
+
+// inflightWait bounds how long a create waits for a marker that someone
+// else holds: a reclaim or pool gc looks at one for microseconds, a
+// create of the same container holds it for as long as runc create runs.
+// (A variable for the tests.)
+var inflightWait = 500 * time.Millisecond
+
+// deleteWait bounds how long a delete that found no state.json waits for
+// the container's marker to be let go of (awaitNoCreate).
+var deleteWait = 2 * time.Second
+
+// acquireInflight locks container id's marker exclusively and leaves the
+// descriptor inheritable. It fails with errRuncHas when runc has the
+// container, and with an error naming the marker when another create of it
+// holds the lock. The path is checked to still name the locked file,
+// because pool gc unlinks stale markers while holding their lock.
 func acquireInflight(lay layout, root, id string) (*os.File, error) {
 	if err := os.MkdirAll(lay.inflightDir(), 0o700); err != nil {
 		return nil, fmt.Errorf("in-flight marker: %w", err)
 	}
 	path := lay.inflight(root, id)
-	for range 100 {
+	deadline := time.Now().Add(inflightWait)
+	for range 1000 {
 		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("in-flight marker: %w", &os.PathError{Op: "open", Path: path, Err: err})
 		}
 		f := os.NewFile(uintptr(fd), path)
-		if err := flockRetry(fd, unix.LOCK_SH); err != nil {
+		err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("in-flight marker: %w", &os.PathError{Op: "flock", Path: path, Err: err})
+			if runcHas(root, id) {
+				return nil, errRuncHas // its created init holds the marker
+			}
+			if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+				return nil, fmt.Errorf("in-flight marker: %w", &os.PathError{Op: "flock", Path: path, Err: err})
+			}
+			if time.Now().After(deadline) {
+				return nil, fmt.Errorf("another create of this container is running (its in-flight marker %s is locked): nothing was changed; wait for that create to end, or delete the container", path)
+			}
+			time.Sleep(2 * time.Millisecond)
+			continue
 		}
 		held, err1 := f.Stat()
 		named, err2 := os.Lstat(path)
-		if err1 == nil && err2 == nil && os.SameFile(held, named) {
-			// Inheritable, and above every fd open now: the caller's
-			// fds, which --preserve-fds hands to the container, are
-			// all below it, so a gap among them can never make the
-			// marker one of them.
-			nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD, highestFD()+1)
-			f.Close() // the lock stays: it belongs to the open file description
-			if err != nil {
-				return nil, fmt.Errorf("in-flight marker %s: dup: %w", path, err)
-			}
-			return os.NewFile(uintptr(nfd), path), nil
+		if err1 != nil || err2 != nil || !os.SameFile(held, named) {
+			f.Close() // unlinked by pool gc between open and flock: again
+			continue
 		}
-		f.Close() // unlinked by pool gc between open and flock: again
+		// Checked under the lock: a create that held it has written
+		// state.json before letting go of it.
+		if runcHas(root, id) {
+			f.Close()
+			return nil, errRuncHas
+		}
+		// Inheritable, and above every fd open now: the caller's fds,
+		// which --preserve-fds hands to the container, are all below it,
+		// so a gap among them can never make the marker one of them.
+		nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD, highestFD()+1)
+		f.Close() // the lock stays: it belongs to the open file description
+		if err != nil {
+			return nil, fmt.Errorf("in-flight marker %s: dup: %w", path, err)
+		}
+		return os.NewFile(uintptr(nfd), path), nil
 	}
 	return nil, fmt.Errorf("in-flight marker %s keeps being replaced", path)
+}
+
+// runcHas reports whether runc root has container id (in doubt, yes).
+func runcHas(root, id string) bool {
+	_, err := os.Lstat(filepath.Join(root, id, "state.json"))
+	return !errors.Is(err, os.ErrNotExist)
+}
+
+// awaitNoCreate waits for a create of container id that is still in flight
+// to end, for a delete that found no state.json: what such a create has
+// taken is its own until runc has the container or the create has undone
+// it. It fails, and nothing may be released, when the create goes on past
+// the wait or runc has the container at the end of it.
+func awaitNoCreate(lay layout, root, id string) error {
+	path := lay.inflight(root, id)
+	// A created container's init, killed by runc delete, lets go of the
+	// marker as it exits; a create in flight holds it until runc has
+	// written state.json.
+	deadline := time.Now().Add(deleteWait)
+	for inflightBusy(path) {
+		if runcHas(root, id) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if inflightBusy(path) || runcHas(root, id) {
+		return fmt.Errorf("a create of it is still running (its in-flight marker %s is locked, or runc has it again): nothing was released; delete it again once that create has ended", path)
+	}
+	return nil
 }
 
 // writeInflight records the claim in the marker (under the pool's lock:
@@ -140,15 +210,6 @@ func tryLockStale(path string) (f *os.File, ok bool) {
 		return nil, false
 	}
 	return f, true
-}
-
-func flockRetry(fd, how int) error {
-	for {
-		err := unix.Flock(fd, how)
-		if !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
 }
 
 // removeInflight removes container id's marker; a missing one is fine.

@@ -120,18 +120,10 @@ func describeAllocs(allocs []pool.Allocation) string {
 	return s
 }
 
-// markInflight locks the container's in-flight marker before its range is
-// taken and has the pool record the claim in it; undone with the create.
+// markInflight has the pool record the claim in the container's in-flight
+// marker, which the create holds from its start (creation.do).
 func (c *creation) markInflight(p *pool.Pool) error {
-	f, err := acquireInflight(c.lay, c.root, c.id)
-	if err != nil {
-		return fmt.Errorf("container %s: %w", c.id, err)
-	}
-	c.undo = append(c.undo, func() error {
-		err := removeInflight(c.lay, c.root, c.id)
-		f.Close()
-		return err
-	})
+	f := c.marker
 	h := poolHooks(c.cfg.StateDir, c.log)
 	h.Claim = func(a pool.Allocation, member string) error {
 		if member != c.id {

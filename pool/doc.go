@@ -72,7 +72,9 @@
 // The race to close is a create that has taken a range and not yet handed
 // its container to runc: runc has no state for it, so it looks dead. The
 // wrapper closes it with an in-flight marker per container, flock(2)ed
-// (shared) before the create calls Allocate or Join, and kept locked until
+// (exclusively, without waiting: a second create of the container, or one
+// of a container runc has, changes nothing) before the create takes
+// anything, and kept locked until
 // runc has the container: runc and runc's init inherit the descriptor, so
 // it stays locked while runc create runs even if the wrapper is killed,
 // until the container's process is exec'd, by which time runc's

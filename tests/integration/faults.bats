@@ -216,6 +216,70 @@ killed_then_gc() {
 	done
 }
 
+@test "a delete while the create is in flight releases nothing; the create goes on" {
+	local b
+	b=$(setup_bundle d)
+	annotate "$b" runc-userns.io/userns auto
+	stop_at written d "$b"
+	# No state.json yet: runc has nothing to delete, and the range, pin and
+	# staging mounts are the create's, not the delete's.
+	run wrapper delete --force d
+	[ "$status" != 0 ] || fail "delete of a container being created succeeded: $output"
+	[[ "$output" == *"container d: a create of it is still running"*"nothing was released"* ]] || fail "delete: $output"
+	[ "$(pool_json | jq -r '.[0].owner')" = d ] || fail "pool after the delete: $(pool_json)"
+	resume
+	wrapper start d
+	[ "$(cexec d cat /proc/self/uid_map | awk '{print $2}')" = "$POOL_BASE" ]
+	wrapper delete --force d
+	nothing_left "delete"
+}
+
+@test "a create of a container runc has: runc refuses it, and the container keeps its range, pin and records" {
+	local b b2
+	b=$(setup_bundle c1)
+	annotate "$b" runc-userns.io/userns auto
+	start_container "$b" c1
+	# The same ID again, from a bundle the wrapper would refuse after
+	# taking the range (a bind mount of a missing source): refused or not,
+	# nothing of c1's may be undone.
+	b2=$(setup_bundle c1-again)
+	annotate "$b2" runc-userns.io/userns auto
+	update_config "$b2" '.mounts += [{destination: "/x", type: "bind", source: "/nonexistent-runc-userns-test", options: ["bind"]}]'
+	local status=0
+	wrapper create --bundle "$b2" c1 </dev/null >"$TESTDIR/c1-again.out" 2>&1 || status=$?
+	output=$(cat "$TESTDIR/c1-again.out")
+	[ "$status" != 0 ] || fail "a second create of c1 succeeded"
+	[ "$(pool_json | jq -c '[.[] | {owner, members}]')" = '[{"owner":"c1","members":["c1"]}]' ] || fail "pool: $(pool_json)"
+	[ -n "$(awk -v d="$STATE_DIR/pods/c1/" 'index($5, d) == 1' /proc/self/mountinfo)" ] || fail "c1's pin is gone"
+	[[ "$output" == *"exist"* ]] || fail "not runc's refusal: $output"
+	[[ "$output" != *"nonexistent-runc-userns-test"* ]] || fail "the wrapper worked on the second create: $output"
+	[ "$(cexec c1 cat /proc/self/uid_map | awk '{print $2}')" = "$POOL_BASE" ]
+	wrapper delete --force c1
+	nothing_left "delete"
+}
+
+@test "two creates of one ID at once: the second changes nothing and says why" {
+	local b b2
+	b=$(setup_bundle two)
+	annotate "$b" runc-userns.io/userns auto
+	stop_at written two "$b"
+	b2=$(setup_bundle two-again)
+	annotate "$b2" runc-userns.io/userns auto
+	# Output to a file: should the second create reach runc, the
+	# container's init would hold a pipe, and `run` would wait for it.
+	local status=0
+	wrapper create --bundle "$b2" two </dev/null >"$TESTDIR/two-again.out" 2>&1 || status=$?
+	output=$(cat "$TESTDIR/two-again.out")
+	[ "$status" != 0 ] || fail "the second create of two succeeded"
+	[[ "$output" == *"container two: another create of this container is running (its in-flight marker $STATE_DIR/inflight/"*"-two is locked): nothing was changed"* ]] || fail "second create: $output"
+	[ "$(pool_json | jq -c '[.[] | {owner, members}]')" = '[{"owner":"two","members":["two"]}]' ] || fail "pool: $(pool_json)"
+	resume
+	wrapper start two
+	[ "$(cexec two cat /proc/self/uid_map | awk '{print $2}')" = "$POOL_BASE" ]
+	wrapper delete --force two
+	nothing_left "delete"
+}
+
 @test "a record's temp file left by a killed create does not keep delete or pool gc from releasing" {
 	local b
 	b=$(setup_bundle tmpf)

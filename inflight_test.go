@@ -1,0 +1,153 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// inflightEnv: a state dir and a runc root, with container id's state.json
+// there or not.
+func inflightEnv(t *testing.T, id string, runcHasIt bool) (layout, string) {
+	t.Helper()
+	lay, root := layout(t.TempDir()), t.TempDir()
+	if runcHasIt {
+		if err := os.MkdirAll(filepath.Join(root, id), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, id, "state.json"), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return lay, root
+}
+
+func shortWaits(t *testing.T) {
+	t.Helper()
+	iw, dw := inflightWait, deleteWait
+	inflightWait, deleteWait = 30*time.Millisecond, 300*time.Millisecond
+	t.Cleanup(func() { inflightWait, deleteWait = iw, dw })
+}
+
+func TestAcquireInflight(t *testing.T) {
+	shortWaits(t)
+	tests := []struct {
+		name      string
+		runcHasIt bool
+		held      bool // another create holds the marker
+		want      string
+	}{
+		{name: "free", want: ""},
+		{name: "another create holds it", held: true, want: "another create of this container is running"},
+		{name: "runc has it", runcHasIt: true, want: errRuncHas.Error()},
+		{name: "runc has it and its init holds the marker", runcHasIt: true, held: true, want: errRuncHas.Error()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lay, root := inflightEnv(t, "c1", tt.runcHasIt)
+			if tt.held {
+				// Taken before state.json exists, as by the create that made it.
+				other, err := acquireInflight(lay, t.TempDir(), "c1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer other.Close()
+				// The same marker path: markers are named by root too.
+				if err := os.Rename(other.Name(), lay.inflight(root, "c1")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f, err := acquireInflight(lay, root, "c1")
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("acquireInflight: %v", err)
+				}
+				defer f.Close()
+				if !inflightBusy(lay.inflight(root, "c1")) {
+					t.Error("the marker is not locked after acquireInflight")
+				}
+				return
+			}
+			if err == nil {
+				f.Close()
+				t.Fatalf("acquireInflight: no error, want %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("acquireInflight: %v, want %q", err, tt.want)
+			}
+			if tt.runcHasIt != errors.Is(err, errRuncHas) {
+				t.Errorf("errors.Is(%v, errRuncHas) = %v", err, !tt.runcHasIt)
+			}
+		})
+	}
+}
+
+// The marker's lock is what a later create and a reclaim see; once the
+// holder lets go, the next create gets it.
+func TestAcquireInflightAfterRelease(t *testing.T) {
+	shortWaits(t)
+	lay, root := inflightEnv(t, "c1", false)
+	first, err := acquireInflight(lay, root, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := acquireInflight(lay, root, "c1"); err == nil {
+		t.Fatal("a second create got the marker of one in flight")
+	}
+	first.Close()
+	second, err := acquireInflight(lay, root, "c1")
+	if err != nil {
+		t.Fatalf("after the first create ended: %v", err)
+	}
+	second.Close()
+}
+
+func TestAwaitNoCreate(t *testing.T) {
+	shortWaits(t)
+	tests := []struct {
+		name      string
+		held      time.Duration // how long another holder keeps the marker; <0: never taken
+		runcHasIt bool
+		wantErr   bool
+	}{
+		{name: "no marker", held: -1},
+		{name: "marker nobody holds", held: 0},
+		{name: "an init that lets go within the wait", held: 10 * time.Millisecond},
+		{name: "a create still in flight", held: time.Hour, wantErr: true},
+		{name: "runc has it", held: -1, runcHasIt: true, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lay, root := inflightEnv(t, "c1", tt.runcHasIt)
+			if tt.held >= 0 {
+				// Taken first, with no state.json, as a create's is.
+				f, err := acquireInflight(lay, root, "c1")
+				if err != nil && !(tt.runcHasIt && errors.Is(err, errRuncHas)) {
+					t.Fatal(err)
+				}
+				if f != nil {
+					if tt.held == 0 {
+						f.Close()
+					} else {
+						timer := time.AfterFunc(tt.held, func() { f.Close() })
+						defer func() {
+							if timer.Stop() {
+								f.Close()
+							}
+						}()
+					}
+				}
+			}
+			err := awaitNoCreate(lay, root, "c1")
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("awaitNoCreate: %v, want an error: %v", err, tt.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), "nothing was released") {
+				t.Errorf("awaitNoCreate: %v: does not say nothing was released", err)
+			}
+		})
+	}
+}
