@@ -459,9 +459,7 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 		return nil, nil, err
 	}
 	c.pool = p
-	if err := c.markInflight(p); err != nil {
-		return nil, nil, err
-	}
+	c.markInflight(p)
 	var alloc pool.Allocation
 	if c.req.Pod.Sandbox {
 		alloc, err = p.Allocate(owner, c.root, c.id)

@@ -122,7 +122,7 @@ func describeAllocs(allocs []pool.Allocation) string {
 
 // markInflight has the pool record the claim in the container's in-flight
 // marker, which the create holds from its start (creation.do).
-func (c *creation) markInflight(p *pool.Pool) error {
+func (c *creation) markInflight(p *pool.Pool) {
 	f := c.marker
 	h := poolHooks(c.cfg.StateDir, c.log)
 	h.Claim = func(a pool.Allocation, member string) error {
@@ -132,5 +132,4 @@ func (c *creation) markInflight(p *pool.Pool) error {
 		return writeInflight(f.Name(), inflightRecord{Owner: a.Owner, HostID: a.HostID, Size: a.Size, Root: a.Root, Member: member})
 	}
 	p.SetHooks(h)
-	return nil
 }

@@ -57,6 +57,28 @@ stop_at() {
 	fail "create of $id did not stop at $step: $(cat "$TESTDIR/$id.out")"
 }
 
+# create_to_file ID BUNDLE: create ID, its output in a file, setting status
+# and output as `run` does (a pipe would be held by the container's init
+# should the create reach runc, and `run` would wait for it).
+create_to_file() {
+	status=0
+	wrapper create --bundle "$2" "$1" </dev/null >"$TESTDIR/create-$1.out" 2>&1 || status=$?
+	output=$(cat "$TESTDIR/create-$1.out")
+}
+
+# only_pod ID: the pool holds one range, pod ID's, with ID its only member.
+only_pod() {
+	[ "$(pool_json | jq -c '[.[] | {owner, members}]')" = "[{\"owner\":\"$1\",\"members\":[\"$1\"]}]" ] || fail "pool: $(pool_json)"
+}
+
+# pooled_then_deleted ID: ID runs in the pool's first range, and delete
+# --force gives everything back.
+pooled_then_deleted() {
+	[ "$(cexec "$1" cat /proc/self/uid_map | awk '{print $2}')" = "$POOL_BASE" ]
+	wrapper delete --force "$1"
+	nothing_left "delete of $1"
+}
+
 # resume: let the stopped create go on; fails if it fails.
 resume() {
 	local pid=$STOPPED_PID status=0
@@ -226,12 +248,10 @@ killed_then_gc() {
 	run wrapper delete --force d
 	[ "$status" != 0 ] || fail "delete of a container being created succeeded: $output"
 	[[ "$output" == *"container d: a create of it is still running"*"nothing was released"* ]] || fail "delete: $output"
-	[ "$(pool_json | jq -r '.[0].owner')" = d ] || fail "pool after the delete: $(pool_json)"
+	only_pod d
 	resume
 	wrapper start d
-	[ "$(cexec d cat /proc/self/uid_map | awk '{print $2}')" = "$POOL_BASE" ]
-	wrapper delete --force d
-	nothing_left "delete"
+	pooled_then_deleted d
 }
 
 @test "a create of a container runc has: runc refuses it, and the container keeps its range, pin and records" {
@@ -245,17 +265,13 @@ killed_then_gc() {
 	b2=$(setup_bundle c1-again)
 	annotate "$b2" runc-userns.io/userns auto
 	update_config "$b2" '.mounts += [{destination: "/x", type: "bind", source: "/nonexistent-runc-userns-test", options: ["bind"]}]'
-	local status=0
-	wrapper create --bundle "$b2" c1 </dev/null >"$TESTDIR/c1-again.out" 2>&1 || status=$?
-	output=$(cat "$TESTDIR/c1-again.out")
+	create_to_file c1 "$b2"
 	[ "$status" != 0 ] || fail "a second create of c1 succeeded"
-	[ "$(pool_json | jq -c '[.[] | {owner, members}]')" = '[{"owner":"c1","members":["c1"]}]' ] || fail "pool: $(pool_json)"
+	only_pod c1
 	[ -n "$(awk -v d="$STATE_DIR/pods/c1/" 'index($5, d) == 1' /proc/self/mountinfo)" ] || fail "c1's pin is gone"
 	[[ "$output" == *"exist"* ]] || fail "not runc's refusal: $output"
 	[[ "$output" != *"nonexistent-runc-userns-test"* ]] || fail "the wrapper worked on the second create: $output"
-	[ "$(cexec c1 cat /proc/self/uid_map | awk '{print $2}')" = "$POOL_BASE" ]
-	wrapper delete --force c1
-	nothing_left "delete"
+	pooled_then_deleted c1
 }
 
 @test "two creates of one ID at once: the second changes nothing and says why" {
@@ -265,19 +281,13 @@ killed_then_gc() {
 	stop_at written two "$b"
 	b2=$(setup_bundle two-again)
 	annotate "$b2" runc-userns.io/userns auto
-	# Output to a file: should the second create reach runc, the
-	# container's init would hold a pipe, and `run` would wait for it.
-	local status=0
-	wrapper create --bundle "$b2" two </dev/null >"$TESTDIR/two-again.out" 2>&1 || status=$?
-	output=$(cat "$TESTDIR/two-again.out")
+	create_to_file two "$b2"
 	[ "$status" != 0 ] || fail "the second create of two succeeded"
 	[[ "$output" == *"container two: another create of this container is running (its in-flight marker $STATE_DIR/inflight/"*"-two is locked): nothing was changed"* ]] || fail "second create: $output"
-	[ "$(pool_json | jq -c '[.[] | {owner, members}]')" = '[{"owner":"two","members":["two"]}]' ] || fail "pool: $(pool_json)"
+	only_pod two
 	resume
 	wrapper start two
-	[ "$(cexec two cat /proc/self/uid_map | awk '{print $2}')" = "$POOL_BASE" ]
-	wrapper delete --force two
-	nothing_left "delete"
+	pooled_then_deleted two
 }
 
 @test "a record's temp file left by a killed create does not keep delete or pool gc from releasing" {
