@@ -706,20 +706,29 @@ func TestFastpathCreate(t *testing.T) {
 // (no error, no stamp, untouched) under the same config, with the same
 // pins on disk.
 func FuzzFastPathCreate(f *testing.F) {
-	sd := f.TempDir()
+	// Two state dirs: a plain one, and one whose name is not valid UTF-8
+	// in the config (Go replaces the byte: its pins are under U+FFFD).
+	base := f.TempDir()
+	stateDirs := []string{base + "/sd", base + "/s\xff"}
 	var present []string
 	for _, owner := range []string{"sb1", "p2"} {
-		pin := filepath.Join(sd, "pods", owner, "userns")
-		if err := os.MkdirAll(filepath.Dir(pin), 0o700); err != nil {
-			f.Fatal(err)
+		for _, sd := range []string{stateDirs[0], strings.ToValidUTF8(stateDirs[1], "\uFFFD")} {
+			pin := filepath.Join(sd, "pods", owner, "userns")
+			if err := os.MkdirAll(filepath.Dir(pin), 0o700); err != nil {
+				f.Fatal(err)
+			}
+			if err := os.WriteFile(pin, nil, 0o600); err != nil {
+				f.Fatal(err)
+			}
+			present = append(present, pin)
 		}
-		if err := os.WriteFile(pin, nil, 0o600); err != nil {
-			f.Fatal(err)
-		}
-		present = append(present, pin)
 	}
 	modes := []string{"", "annotation", "off", "always"}
 	f.Add([]byte("create\x00--bundle\x00/b\x00c"), []byte(fpSpec), uint8(0))
+	// fpSpec's 1.5e3 is not an int64: runc's to refuse, and the target
+	// stops there. With 1500, an app container of pooled pod sb1 in the
+	// non-UTF-8 state dir.
+	f.Add([]byte("create\x00--bundle\x00/b\x00c"), []byte(strings.Replace(fpSpec, "1.5e3", "1500", 1)), uint8(4))
 	f.Add([]byte("create\x00-b=/b\x00c"), []byte(strings.Replace(fpSpec, `"sb1"`, `"sb2"`, 1)), uint8(1))
 	f.Add([]byte("create\x00--bundle\x00/b\x00c"), []byte(`{"annotations":{"io.kubernetes.cri-o.SandboxID":"p2","io.kubernetes.cri-o.ContainerType":"container"}}`), uint8(2))
 	f.Add([]byte("create\x00--bundle\x00/b\x00c"), []byte(`{"linux":{"namespaces":[{"type":"user","path":"/proc/1/ns/user"}]}}`), uint8(2))
@@ -727,6 +736,7 @@ func FuzzFastPathCreate(f *testing.F) {
 	f.Add([]byte("--root\x00/r\x00create\x00--bundle\x00/b\x00c"), []byte(`{"linux":{"namespaces":[{"type":"pid","path":"container:x"}]}}`), uint8(1))
 	f.Fuzz(func(t *testing.T, argvBytes, spec []byte, mode uint8) {
 		args := strings.Split(string(argvBytes), "\x00")
+		sd := stateDirs[int(mode)/len(modes)%len(stateDirs)]
 		raw := []byte(`{"runtime": "/opt/runc", "stateDir": "` + sd + `", "userns": {"mode": "` + modes[int(mode)%len(modes)] + `"}}`)
 		sys := fastpathSys{configPath: "/cfg.json", config: raw, files: fpFiles, specPath: "*", spec: spec, present: present}
 		v := fastpathDecide(append([]string{"runc-userns"}, args...), []string{"RUNC_USERNS_CONFIG=/cfg.json", "PATH=/usr/sbin"}, sys)
