@@ -148,12 +148,15 @@ func poolGC(ctx *cli.Context) error {
 	log := logrus.New()
 	log.SetOutput(os.Stderr)
 	p.SetHooks(poolHooks(cfg.StateDir, log))
+	// Each step does what it can: one pod whose leftovers cannot be
+	// removed must not keep the others' ranges, pins and markers.
+	var errs []error
 	dead, err := p.Reclaim()
-	if err != nil {
-		return err
-	}
 	for _, a := range dead {
 		fmt.Printf("reclaimed %s %d-%d (members %v, root %s)\n", a.Owner, a.HostID, uint64(a.HostID)+uint64(a.Size)-1, a.Members, a.Root)
+	}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("pool gc: %w", err))
 	}
 	lay := layout(cfg.StateDir)
 	pins, err := sweepPins(p, lay)
@@ -161,13 +164,16 @@ func poolGC(ctx *cli.Context) error {
 		fmt.Printf("unpinned pod %s: it holds no range\n", owner)
 	}
 	if err != nil {
-		return fmt.Errorf("pool gc: pinned user namespaces: %w", err)
+		errs = append(errs, fmt.Errorf("pool gc: pinned user namespaces: %w", err))
 	}
 	n, err := sweepInflight(lay)
 	if err != nil {
-		return fmt.Errorf("pool gc: in-flight markers: %w", err)
+		errs = append(errs, fmt.Errorf("pool gc: in-flight markers: %w", err))
 	}
 	fmt.Printf("%d ranges reclaimed, %d pinned user namespaces of pods without a range dropped, %d stale in-flight markers removed\n", len(dead), len(pins), n)
+	if len(errs) > 0 {
+		return fmt.Errorf("%w; fix what is named, then run pool gc again", errors.Join(errs...))
+	}
 	return nil
 }
 
@@ -189,16 +195,18 @@ func sweepPins(p *pool.Pool, lay layout) ([]string, error) {
 		if err != nil {
 			return err
 		}
+		var errs []error
 		for _, e := range entries {
 			if held[e.Name()] {
 				continue
 			}
 			if err := unpinPod(lay, e.Name()); err != nil {
-				return fmt.Errorf("pod %s: %w", e.Name(), err)
+				errs = append(errs, fmt.Errorf("pod %s: %w", e.Name(), err))
+				continue
 			}
 			dropped = append(dropped, e.Name())
 		}
-		return nil
+		return errors.Join(errs...)
 	})
 	return dropped, err
 }

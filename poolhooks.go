@@ -26,21 +26,34 @@ func poolHooks(stateDir string, log logrus.FieldLogger) pool.Hooks {
 			log.Warnf("user namespace pool in %s rebuilt from the live containers' stamps and in-flight creates (%d ranges: %s): %v", stateDir, len(allocs), describeAllocs(allocs), cause)
 		},
 		Reclaimed: func(a pool.Allocation) error {
-			log.Warnf("user namespace pool: reclaimed host IDs %d-%d of pod %s (runc root %s): none of its containers %v exists any more", a.HostID, uint64(a.HostID)+uint64(a.Size)-1, a.Owner, a.Root, a.Members)
-			for _, m := range a.Members {
-				if err := releasePIDJoin(lay.containerDir(a.Root, m)); err != nil {
-					return err
-				}
-				if err := removeStaged(lay, a.Root, m); err != nil {
-					return err
-				}
-				if err := removeInflight(lay, a.Root, m); err != nil {
-					return err
-				}
+			err := releaseDeadPod(lay, a)
+			if err != nil {
+				// Also when a full pool's Allocate goes on with
+				// other ranges and this error reaches nobody else.
+				log.Warnf("user namespace pool: host IDs %d-%d of pod %s (runc root %s) stay taken: none of its containers %v exists any more, but removing what they left failed: %v (fix it, then run `runc-userns pool gc`)", a.HostID, uint64(a.HostID)+uint64(a.Size)-1, a.Owner, a.Root, a.Members, err)
+				return err
 			}
-			return unpinPod(lay, a.Owner)
+			log.Warnf("user namespace pool: reclaimed host IDs %d-%d of pod %s (runc root %s): none of its containers %v exists any more", a.HostID, uint64(a.HostID)+uint64(a.Size)-1, a.Owner, a.Root, a.Members)
+			return nil
 		},
 	}
+}
+
+// releaseDeadPod removes what the containers of a reclaimed pod left: their
+// PID-join pins, staging mounts and in-flight markers, and the pod's pin.
+func releaseDeadPod(lay layout, a pool.Allocation) error {
+	for _, m := range a.Members {
+		if err := releasePIDJoin(lay.containerDir(a.Root, m)); err != nil {
+			return err
+		}
+		if err := removeStaged(lay, a.Root, m); err != nil {
+			return err
+		}
+		if err := removeInflight(lay, a.Root, m); err != nil {
+			return err
+		}
+	}
+	return unpinPod(lay, a.Owner)
 }
 
 // memberAlive: container id of runc root may still use its range. The

@@ -76,6 +76,7 @@ func (p *Pool) Allocate(owner, root, member string) (Allocation, error) {
 	}
 	root = filepath.Clean(root)
 	var out Allocation
+	var reclaimFailed error // hooks that failed when a full pool reclaimed
 	err := p.update(root, func(rs *records) error {
 		used, err := p.usedSlots(rs)
 		if err != nil {
@@ -104,10 +105,11 @@ func (p *Pool) Allocate(owner, root, member string) (Allocation, error) {
 		slot, ok := used.firstFree()
 		if !ok {
 			// Full: take back the ranges of pods that are gone.
-			dead, err := p.reclaim(rs)
+			dead, failed, err := p.reclaim(rs)
 			if err != nil {
 				return err
 			}
+			reclaimFailed = failed
 			if len(dead) > 0 {
 				if used, err = p.usedSlots(rs); err != nil {
 					return err
@@ -117,6 +119,9 @@ func (p *Pool) Allocate(owner, root, member string) (Allocation, error) {
 		}
 		if !ok {
 			n := used.count()
+			if reclaimFailed != nil {
+				return fmt.Errorf("%w: %d of %d ranges in use (see runc-userns pool ls); the ranges of pods that are gone could not all be taken back: %w", ErrExhausted, n, p.layout.total, reclaimFailed)
+			}
 			return fmt.Errorf("%w: %d of %d ranges in use (see runc-userns pool ls); `runc-userns pool gc` frees those of pods that are gone", ErrExhausted, n, p.layout.total)
 		}
 		if err := p.noteRoot(root); err != nil {

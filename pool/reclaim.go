@@ -55,12 +55,16 @@ func (p *Pool) Reclaim() ([]Allocation, error) {
 		return nil, errorf(ErrInvalidConfig, "pool in %s: reclaiming needs a liveness check (Hooks.Alive)", p.dir)
 	}
 	var out []Allocation
+	var failed error
 	err := p.update("", func(rs *records) error {
 		var err error
-		out, err = p.reclaim(rs)
+		out, failed, err = p.reclaim(rs)
 		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, failed
 }
 
 // Sweep calls fn, under the pool's exclusive lock, with the owners that
@@ -84,33 +88,37 @@ func (p *Pool) Sweep(fn func(held map[string]bool) error) error {
 
 // reclaim removes the allocations whose members are all dead, after
 // Hooks.Reclaimed has been told of each. An allocation without members is
-// kept: there is nobody to ask about it.
-func (p *Pool) reclaim(rs *records) ([]Allocation, error) {
+// kept: there is nobody to ask about it. An allocation whose hook fails
+// stays too (what its containers left is not cleaned up), and the others
+// are reclaimed all the same: failed joins the hooks' errors, err is an
+// error of the records, which changes nothing.
+func (p *Pool) reclaim(rs *records) (dead []Allocation, failed, err error) {
 	if p.hooks.Alive == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	all, err := rs.all()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var dead []Allocation
+	var errs []error
 	for _, a := range all {
 		if len(a.Members) == 0 || slices.ContainsFunc(a.Members, func(m string) bool { return p.hooks.Alive(a.Root, m) }) {
 			continue
 		}
 		if p.hooks.Reclaimed != nil {
 			if err := p.hooks.Reclaimed(a.clone()); err != nil {
-				return nil, fmt.Errorf("reclaim range %s of owner %s: %w", a.Range(), a.Owner, err)
+				errs = append(errs, fmt.Errorf("reclaim range %s of owner %s (it stays taken): %w", a.Range(), a.Owner, err))
+				continue
 			}
 		}
 		dead = append(dead, a)
 	}
 	for _, a := range dead {
 		if err := rs.remove(a); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return dead, nil
+	return dead, errors.Join(errs...), nil
 }
 
 // claim tells the caller that member holds a's range.

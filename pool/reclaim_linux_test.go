@@ -289,3 +289,48 @@ func TestSweep(t *testing.T) {
 		}
 	})
 }
+
+// A pod whose leftovers cannot be removed stays taken, and says why; the
+// other dead pods are reclaimed all the same.
+func TestReclaimGoesOnPastAFailedHook(t *testing.T) {
+	p := testPool(t, 3)
+	mustAllocate(t, p, "a", "/r", "a")
+	mustAllocate(t, p, "b", "/r", "b")
+	mustAllocate(t, p, "c", "/r", "c")
+	w := &fakeWorld{alive: map[string]bool{}}
+	h := w.hooks()
+	h.Reclaimed = func(a Allocation) error {
+		if a.Owner == "b" {
+			return errors.New("remove pod dir: directory not empty")
+		}
+		w.reclaimed = append(w.reclaimed, a.Owner)
+		return nil
+	}
+	p.SetHooks(h)
+	got, err := p.Reclaim()
+	if err == nil || !strings.Contains(err.Error(), "owner b (it stays taken): remove pod dir: directory not empty") {
+		t.Errorf("err = %v, want b's hook error", err)
+	}
+	if want := []string{"a", "c"}; !reflect.DeepEqual(owners(got), want) || !reflect.DeepEqual(w.reclaimed, want) {
+		t.Errorf("reclaimed %v (hook saw %v), want %v", owners(got), w.reclaimed, want)
+	}
+	left, _ := p.List()
+	if !reflect.DeepEqual(owners(left), []string{"b"}) {
+		t.Errorf("left %v, want [b]", owners(left))
+	}
+
+	// Full, and the only dead pod's hook fails: exhausted, and why.
+	mustAllocate(t, p, "d", "/r", "d")
+	mustAllocate(t, p, "e", "/r", "e")
+	w.alive["/r/d"], w.alive["/r/e"] = true, true
+	_, err = p.Allocate("f", "/r", "f")
+	if !errors.Is(err, ErrExhausted) || !strings.Contains(err.Error(), "could not all be taken back") || !strings.Contains(err.Error(), "directory not empty") {
+		t.Errorf("Allocate on a full pool: %v, want ErrExhausted with b's hook error", err)
+	}
+	// Once the hook succeeds, b's range goes to the next pod.
+	h.Reclaimed = func(Allocation) error { return nil }
+	p.SetHooks(h)
+	if f := mustAllocate(t, p, "f", "/r", "f"); f.HostID != base+65536 {
+		t.Errorf("f got %d, want b's %d", f.HostID, base+65536)
+	}
+}

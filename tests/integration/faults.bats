@@ -79,6 +79,15 @@ pooled_then_deleted() {
 	nothing_left "delete of $1"
 }
 
+# kept_then_resumed ID: the stopped create of pod ID still holds its range
+# alone; resumed, it starts in it, and delete gives everything back.
+kept_then_resumed() {
+	only_pod "$1"
+	resume
+	wrapper start "$1"
+	pooled_then_deleted "$1"
+}
+
 # resume: let the stopped create go on; fails if it fails.
 resume() {
 	local pid=$STOPPED_PID status=0
@@ -152,6 +161,30 @@ killed_then_gc() {
 
 @test "pool gc after a kill once config.json was written" {
 	killed_then_gc written
+}
+
+@test "pool gc: a dead pod whose leftovers cannot be removed stays taken and is named; the others are reclaimed" {
+	local b1 b2
+	b1=$(setup_bundle g1)
+	annotate "$b1" runc-userns.io/userns auto
+	b2=$(setup_bundle g2)
+	annotate "$b2" runc-userns.io/userns auto
+	kill_at pinned g1 "$b1"
+	kill_at pinned g2 "$b2"
+	# Something of the operator's in g1's pod directory: it cannot go.
+	touch "$STATE_DIR/pods/g1/operator-note"
+	run -1 "$WRAPPER" pool gc
+	echo "$output"
+	[[ "$output" == *"reclaimed g2 "* ]] || fail "gc did not reclaim g2: $output"
+	[[ "$output" == *"owner g1 (it stays taken): remove pod dir"* ]] || fail "gc did not name g1's failure: $output"
+	[[ "$output" == *"run pool gc again"* ]] || fail "gc: $output"
+	[ "$(pool_json | jq -r '.[].owner')" = g1 ] || fail "pool: $(pool_json)"
+	rm "$STATE_DIR/pods/g1/operator-note"
+	run -0 "$WRAPPER" pool gc
+	[[ "$output" == *"reclaimed g1 "* ]] || fail "second gc: $output"
+	nothing_left "gc"
+	wrapper delete --force g1
+	wrapper delete --force g2
 }
 
 @test "pool gc keeps a running container's range" {
@@ -248,10 +281,7 @@ killed_then_gc() {
 	run wrapper delete --force d
 	[ "$status" != 0 ] || fail "delete of a container being created succeeded: $output"
 	[[ "$output" == *"container d: a create of it is still running"*"nothing was released"* ]] || fail "delete: $output"
-	only_pod d
-	resume
-	wrapper start d
-	pooled_then_deleted d
+	kept_then_resumed d
 }
 
 @test "a create of a container runc has: runc refuses it, and the container keeps its range, pin and records" {
@@ -284,10 +314,7 @@ killed_then_gc() {
 	create_to_file two "$b2"
 	[ "$status" != 0 ] || fail "the second create of two succeeded"
 	[[ "$output" == *"container two: another create of this container is running (its in-flight marker $STATE_DIR/inflight/"*"-two is locked): nothing was changed"* ]] || fail "second create: $output"
-	only_pod two
-	resume
-	wrapper start two
-	pooled_then_deleted two
+	kept_then_resumed two
 }
 
 @test "a record's temp file left by a killed create does not keep delete or pool gc from releasing" {
