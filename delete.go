@@ -106,13 +106,7 @@ func (a *app) delete() int {
 // pod's user namespace. Idempotent: containerd calls delete more than once.
 func release(stateDir, root, id, owner string, log logrus.FieldLogger) error {
 	lay := layout(stateDir)
-	if err := releasePIDJoin(lay.containerDir(root, id)); err != nil {
-		return err
-	}
-	if err := removeStaged(lay, root, id); err != nil {
-		return err
-	}
-	if err := removeInflight(lay, root, id); err != nil {
+	if err := removeLeftovers(lay, root, id); err != nil {
 		return err
 	}
 	if !poolExists(stateDir) {
@@ -137,6 +131,18 @@ func release(stateDir, root, id, owner string, log logrus.FieldLogger) error {
 	// no owner any more, and only `pool gc` (sweepPins) drops it.
 	fault.Point(fault.Released)
 	return unpinPod(lay, owner)
+}
+
+// removeLeftovers removes what a container leaves beside its range: its
+// PID-join pins, staging mounts and directories, and in-flight marker.
+func removeLeftovers(lay layout, root, id string) error {
+	if err := releasePIDJoin(lay.containerDir(root, id)); err != nil {
+		return err
+	}
+	if err := removeStaged(lay, root, id); err != nil {
+		return err
+	}
+	return removeInflight(lay, root, id)
 }
 
 // poolExists reports whether stateDir holds a pool's records (or an older

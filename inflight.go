@@ -147,18 +147,19 @@ func awaitNoCreate(lay layout, root, id string) error {
 	path := lay.inflight(root, id)
 	// A created container's init, killed by runc delete, lets go of the
 	// marker as it exits; a create in flight holds it until runc has
-	// written state.json.
+	// written state.json. The marker is looked at first: a create that
+	// ends between the two looks has written state.json by then.
 	deadline := time.Now().Add(deleteWait)
-	for inflightBusy(path) {
-		if runcHas(root, id) || time.Now().After(deadline) {
-			break
+	for {
+		busy := inflightBusy(path)
+		if runcHas(root, id) || (busy && time.Now().After(deadline)) {
+			return fmt.Errorf("a create of it is still running (its in-flight marker %s is locked, or runc has it again): nothing was released; delete it again once that create has ended", path)
+		}
+		if !busy {
+			return nil
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if inflightBusy(path) || runcHas(root, id) {
-		return fmt.Errorf("a create of it is still running (its in-flight marker %s is locked, or runc has it again): nothing was released; delete it again once that create has ended", path)
-	}
-	return nil
 }
 
 // writeInflight records the claim in the marker (under the pool's lock:

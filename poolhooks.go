@@ -26,30 +26,24 @@ func poolHooks(stateDir string, log logrus.FieldLogger) pool.Hooks {
 			log.Warnf("user namespace pool in %s rebuilt from the live containers' stamps and in-flight creates (%d ranges: %s): %v", stateDir, len(allocs), describeAllocs(allocs), cause)
 		},
 		Reclaimed: func(a pool.Allocation) error {
-			err := releaseDeadPod(lay, a)
-			if err != nil {
+			pod := fmt.Sprintf("host IDs %d-%d of pod %s (runc root %s)", a.HostID, uint64(a.HostID)+uint64(a.Size)-1, a.Owner, a.Root)
+			if err := releaseDeadPod(lay, a); err != nil {
 				// Also when a full pool's Allocate goes on with
 				// other ranges and this error reaches nobody else.
-				log.Warnf("user namespace pool: host IDs %d-%d of pod %s (runc root %s) stay taken: none of its containers %v exists any more, but removing what they left failed: %v (fix it, then run `runc-userns pool gc`)", a.HostID, uint64(a.HostID)+uint64(a.Size)-1, a.Owner, a.Root, a.Members, err)
+				log.Warnf("user namespace pool: %s stay taken: none of its containers %v exists any more, but removing what they left failed: %v (fix it, then run `runc-userns pool gc`)", pod, a.Members, err)
 				return err
 			}
-			log.Warnf("user namespace pool: reclaimed host IDs %d-%d of pod %s (runc root %s): none of its containers %v exists any more", a.HostID, uint64(a.HostID)+uint64(a.Size)-1, a.Owner, a.Root, a.Members)
+			log.Warnf("user namespace pool: reclaimed %s: none of its containers %v exists any more", pod, a.Members)
 			return nil
 		},
 	}
 }
 
-// releaseDeadPod removes what the containers of a reclaimed pod left: their
-// PID-join pins, staging mounts and in-flight markers, and the pod's pin.
+// releaseDeadPod removes what the containers of a reclaimed pod left, and
+// the pod's pin.
 func releaseDeadPod(lay layout, a pool.Allocation) error {
 	for _, m := range a.Members {
-		if err := releasePIDJoin(lay.containerDir(a.Root, m)); err != nil {
-			return err
-		}
-		if err := removeStaged(lay, a.Root, m); err != nil {
-			return err
-		}
-		if err := removeInflight(lay, a.Root, m); err != nil {
+		if err := removeLeftovers(lay, a.Root, m); err != nil {
 			return err
 		}
 	}
