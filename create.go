@@ -90,7 +90,13 @@ func (a *app) createPlan(doc *oci.Document, bundle string) (req oci.Request, wan
 	}
 	if req.Stamp != nil {
 		if err := a.verifyStamp(req.Stamp); err != nil {
-			return req, false, false, fmt.Errorf("container %s: config.json carries a %s annotation that this node did not write (forged, or written before %s was cleared): %w; remove the annotation", id, oci.AnnotationStamp, a.cfg.StateDir, err)
+			// The stamp names the stateDir whose key signed it: a bundle
+			// created again after the operator moved stateDir says so.
+			dir := a.cfg.StateDir
+			if sd := req.Stamp.StateDir; sd != "" && sd != dir {
+				dir = sd + " (configured now: " + a.cfg.StateDir + ")"
+			}
+			return req, false, false, fmt.Errorf("container %s: config.json carries a %s annotation that this node did not write (forged, or written before stateDir %s was cleared): %w; remove the annotation", id, oci.AnnotationStamp, dir, err)
 		}
 		undoStamp(doc.Spec, req.Stamp)
 		a.log.Debugf("container %s: undid the edits of an earlier create of bundle %s", id, bundle)

@@ -305,6 +305,14 @@ uid_map_of() {
 	# delete --force of the (absent) container runs no stamp-named runtime either.
 	run wrapper delete --force forged
 	[ ! -e "$marker" ]
+	# A stamp of another stateDir (the operator moved it, or a forger
+	# names one): the error names both.
+	jq --arg s "$(jq -c '.stateDir = "/nonexistent-state"' <<<"$stamp")" '.annotations["runc-userns.io/stamp"] = $s' "$b/config.json" >"$b/c"
+	mv "$b/c" "$b/config.json"
+	run -1 wrapper create --bundle "$b" forged
+	[[ "$output" == *"written before stateDir /nonexistent-state (configured now: $STATE_DIR) was cleared"* ]]
+	[ ! -e "$RUNC_ROOT/forged" ]
+	[ ! -e "$marker" ]
 }
 
 @test "a pod joining a network namespace made elsewhere (as containerd's CNI netns) runs, exec included; sysfs becomes a read-only bind; its net sysctls are written" {
