@@ -93,8 +93,7 @@ wrapper_ok() {
 
 @test "create of a pool pod: runc gets the same argv" {
 	use_fake_runc
-	b=$(setup_bundle c1)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle c1)
 	wrapper_ok --root "$RUNC_ROOT" create --bundle "$b" --pid-file "$TESTDIR/p f" c1
 	wrapper_ok --root="$RUNC_ROOT" --log "$TESTDIR/log" run -d c1 -b="$b"
 	# The fake runc created nothing: what the wrapper took is given back.
@@ -105,8 +104,7 @@ wrapper_ok() {
 @test "exit status propagates" {
 	use_fake_runc
 	b=$(setup_bundle c1)
-	a=$(setup_bundle c2)
-	annotate "$a" runc-userns.io/userns auto
+	a=$(pooled_bundle c2)
 	export FAKE_RUNC_EXIT=42
 	run -42 wrapper state c1
 	run -42 wrapper exec c1 true
@@ -131,8 +129,7 @@ fd_list() {
 @test "inherited fds and LISTEN_FDS reach runc; none of ours does (but a pool create's in-flight marker)" {
 	use_fake_runc
 	b=$(setup_bundle c1)
-	a=$(setup_bundle c2)
-	annotate "$a" runc-userns.io/userns auto
+	a=$(pooled_bundle c2)
 	three=$TESTDIR/three four=$TESTDIR/four
 	# What the fake sees when called directly, with the same fds.
 	LISTEN_FDS=1 LISTEN_PID=4242 \
@@ -173,8 +170,7 @@ fd_list() {
 @test "the environment reaches runc unchanged" {
 	use_fake_runc
 	b=$(setup_bundle c1)
-	a=$(setup_bundle c2)
-	annotate "$a" runc-userns.io/userns auto
+	a=$(pooled_bundle c2)
 	export FOO='bar baz' EMPTY= MULTI=$'line1\nline2=x' UNICODE='ü日本'
 	"$FAKE_RUNC" state c1 </dev/null >/dev/null
 	cp "$FAKE_RUNC_LOG.env" "$TESTDIR/direct.env"
@@ -334,8 +330,7 @@ wait_exit() {
 @test "pool ls --json: an array of objects with owner, hostID, size, root, allocated" {
 	run -0 pool_json
 	[ "$(echo "$output" | jq -c .)" = '[]' ]
-	b=$(setup_bundle p1)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle p1)
 	before=$(date +%s)
 	start_container "$b" p1
 	run -0 --separate-stderr pool_json
@@ -354,8 +349,7 @@ wait_exit() {
 	run -0 --separate-stderr "$WRAPPER" pool ls
 	[ "${#lines[@]}" = 1 ]
 	[[ "${lines[0]}" == OWNER*HOST*SIZE*ROOT*ALLOCATED* ]]
-	b=$(setup_bundle p1)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle p1)
 	start_container "$b" p1
 	run -0 --separate-stderr "$WRAPPER" pool ls
 	[ -z "$stderr" ]
@@ -370,8 +364,7 @@ wait_exit() {
 
 @test "pool release OWNER returns the range and unpins the pod; an unknown owner is fine" {
 	run -0 "$WRAPPER" pool release nosuchowner
-	b=$(setup_bundle p1)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle p1)
 	start_container "$b" p1
 	[ -e "$STATE_DIR/pods/p1" ]
 	run -0 "$WRAPPER" pool release nosuchowner
@@ -384,8 +377,7 @@ wait_exit() {
 	run -0 wrapper delete --force p1
 	[ ! -e "$RUNC_ROOT/p1" ]
 	# And its range is free for the next pod.
-	b2=$(setup_bundle p2)
-	annotate "$b2" runc-userns.io/userns auto
+	b2=$(pooled_bundle p2)
 	start_container "$b2" p2
 	[ "$(pool_json | jq -r '.[0].hostID')" = "$POOL_BASE" ]
 	# Usage errors are errors.

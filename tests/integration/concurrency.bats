@@ -17,8 +17,7 @@ teardown() {
 	local n=64 i pid want
 	[ "$POOL_SLOTS" -ge "$n" ] || fail "POOL_SLOTS=$POOL_SLOTS: this test needs $n"
 	for i in $(seq 1 $n); do
-		b=$(setup_bundle "p$i")
-		annotate "$b" runc-userns.io/userns auto
+		b=$(pooled_bundle "p$i")
 	done
 	for i in $(seq 1 $n); do
 		wrapper create --bundle "$TESTDIR/p$i" "p$i" </dev/null >/dev/null 2>"$TESTDIR/p$i.err" &
@@ -54,14 +53,12 @@ teardown() {
 
 @test "interleaved creates and deletes in one pod never release the range a live container uses" {
 	local i round sb range
-	sb=$(setup_bundle sb)
-	annotate "$sb" runc-userns.io/userns auto
+	sb=$(pooled_bundle sb)
 	as_pod "$sb" sb sandbox
 	start_container "$sb" sb
 	range=$(pool_json | jq -r '.[0].hostID')
 	for i in $(seq 1 12); do
-		b=$(setup_bundle "app$i")
-		annotate "$b" runc-userns.io/userns auto
+		b=$(pooled_bundle "app$i")
 		as_pod "$b" sb container
 	done
 	# Rounds of four creates racing four deletes of the round before.
@@ -85,8 +82,7 @@ teardown() {
 	# another pod gets a different one.
 	wrapper delete --force sb
 	[ "$(pool_json | jq -r '.[0].hostID')" = "$range" ] || fail "the range went with the sandbox while apps live: $(pool_json)"
-	o=$(setup_bundle other)
-	annotate "$o" runc-userns.io/userns auto
+	o=$(pooled_bundle other)
 	start_container "$o" other
 	[ "$(pool_json | jq -r '.[] | select(.owner == "other") | .hostID')" != "$range" ] || fail "another pod got the live pod's range"
 	# And a gc keeps it too.

@@ -117,8 +117,7 @@ state_snapshot() {
 	run -0 "$WRAPPER" doctor
 	[ -z "$(ls -A "$STATE_DIR")" ]
 
-	b=$(setup_bundle pod)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle pod)
 	start_container "$b" pod
 	state_before=$(state_snapshot)
 	mounts_before=$(cat /proc/self/mountinfo)
@@ -132,8 +131,7 @@ state_snapshot() {
 
 @test "doctor: a full pool is a warning, not a failure" {
 	write_config "$(jq -n --argjson base "$POOL_BASE" '{userns: {ranges: [{hostID: $base, size: 65536}]}}')"
-	b=$(setup_bundle full)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle full)
 	start_container "$b" full
 	run -0 "$WRAPPER" doctor
 	echo "$output" | grep -E '^warn +pool usage +1 of 1 slots in use, 0 free'
@@ -158,8 +156,7 @@ state_snapshot() {
 }
 
 @test "doctor: pool records that are not slots of the configured ranges fail (the pool would allocate nothing)" {
-	b=$(setup_bundle moved)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle moved)
 	start_container "$b" moved
 	# The operator moves the pool while a pod holds a range of the old one.
 	write_config "$(jq -n --argjson base "$((POOL_BASE + POOL_SLOTS * 65536))" '{userns: {ranges: [{hostID: $base, size: 655360}]}}')"

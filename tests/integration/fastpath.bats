@@ -276,8 +276,7 @@ go_path_taken() {
 }
 
 @test "exec of a userns container goes through the Go code; its delete starts runc first, then gives the range back" {
-	b=$(setup_bundle c1)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle c1)
 	start_container "$b" c1
 	grep -qF runc-userns.io/stamp "$RUNC_ROOT/c1/state.json"
 	[ "$(pool_json | jq length)" = 1 ]
@@ -296,8 +295,7 @@ go_path_taken() {
 }
 
 @test "a caller that ignores SIGCHLD: delete of a userns container starts runc from the Go code, and succeeds" {
-	b=$(setup_bundle c1)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle c1)
 	start_container "$b" c1
 	# With SIGCHLD ignored the kernel reaps children unwaited: a runc the
 	# constructor started could be gone before the Go code waits for it,

@@ -100,8 +100,7 @@ resume() {
 # killed_create STEP: create a pool pod, killed at STEP; then delete --force.
 killed_create() {
 	local step=$1 b
-	b=$(setup_bundle "k-$step")
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle "k-$step")
 	kill_at "$step" "k-$step" "$b"
 	run wrapper delete --force "k-$step"
 	nothing_left "$step"
@@ -137,8 +136,7 @@ killed_create() {
 # cleans up instead of a delete (the shim died too and never calls it).
 killed_then_gc() {
 	local step=$1 b
-	b=$(setup_bundle "g-$step")
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle "g-$step")
 	kill_at "$step" "g-$step" "$b"
 	run -0 "$WRAPPER" pool gc
 	echo "$output"
@@ -165,10 +163,8 @@ killed_then_gc() {
 
 @test "pool gc: a dead pod whose leftovers cannot be removed stays taken and is named; the others are reclaimed" {
 	local b1 b2
-	b1=$(setup_bundle g1)
-	annotate "$b1" runc-userns.io/userns auto
-	b2=$(setup_bundle g2)
-	annotate "$b2" runc-userns.io/userns auto
+	b1=$(pooled_bundle g1)
+	b2=$(pooled_bundle g2)
 	kill_at pinned g1 "$b1"
 	kill_at pinned g2 "$b2"
 	# Something of the operator's in g1's pod directory: it cannot go.
@@ -189,8 +185,7 @@ killed_then_gc() {
 
 @test "pool gc keeps a running container's range" {
 	local b
-	b=$(setup_bundle live)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle live)
 	start_container "$b" live
 	run -0 "$WRAPPER" pool gc
 	[[ "$output" == *"0 ranges reclaimed"* ]] || fail "gc: $output"
@@ -201,8 +196,7 @@ killed_then_gc() {
 
 @test "pool gc reclaims a pod whose init died without a delete" {
 	local b pid
-	b=$(setup_bundle dead)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle dead)
 	start_container "$b" dead
 	pid=$(plain_runc state dead | jq .pid)
 	kill -9 "$pid"
@@ -216,8 +210,7 @@ killed_then_gc() {
 
 @test "pool gc drops the pin of a pod whose delete was killed after the range went back" {
 	local b status=0
-	b=$(setup_bundle orph)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle orph)
 	start_container "$b" orph
 	env RUNC_USERNS_TEST_KILL_AT=released "$WRAPPER" --root "$RUNC_ROOT" delete --force orph \
 		</dev/null >"$TESTDIR/del.out" 2>&1 || status=$?
@@ -236,8 +229,7 @@ killed_then_gc() {
 
 @test "a delete killed while the runc it started deletes: the retried delete gives everything back" {
 	local status=0 i
-	b=$(setup_bundle early)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle early)
 	start_container "$b" early
 	env RUNC_USERNS_TEST_KILL_AT=runc-deleting "$WRAPPER" --root "$RUNC_ROOT" delete --force early \
 		</dev/null >"$TESTDIR/del.out" 2>&1 || status=$?
@@ -257,8 +249,7 @@ killed_then_gc() {
 @test "pool gc never reclaims a create in flight" {
 	local step b
 	for step in allocated staged written; do
-		b=$(setup_bundle "f-$step")
-		annotate "$b" runc-userns.io/userns auto
+		b=$(pooled_bundle "f-$step")
 		stop_at "$step" "f-$step" "$b"
 		run -0 "$WRAPPER" pool gc
 		[[ "$output" == *"0 ranges reclaimed"* ]] || fail "gc reclaimed an in-flight create at $step: $output"
@@ -273,8 +264,7 @@ killed_then_gc() {
 
 @test "a delete while the create is in flight releases nothing; the create goes on" {
 	local b
-	b=$(setup_bundle d)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle d)
 	stop_at written d "$b"
 	# No state.json yet: runc has nothing to delete, and the range, pin and
 	# staging mounts are the create's, not the delete's.
@@ -286,14 +276,12 @@ killed_then_gc() {
 
 @test "a create of a container runc has: runc refuses it, and the container keeps its range, pin and records" {
 	local b b2
-	b=$(setup_bundle c1)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle c1)
 	start_container "$b" c1
 	# The same ID again, from a bundle the wrapper would refuse after
 	# taking the range (a bind mount of a missing source): refused or not,
 	# nothing of c1's may be undone.
-	b2=$(setup_bundle c1-again)
-	annotate "$b2" runc-userns.io/userns auto
+	b2=$(pooled_bundle c1-again)
 	update_config "$b2" '.mounts += [{destination: "/x", type: "bind", source: "/nonexistent-runc-userns-test", options: ["bind"]}]'
 	create_to_file c1 "$b2"
 	[ "$status" != 0 ] || fail "a second create of c1 succeeded"
@@ -306,11 +294,9 @@ killed_then_gc() {
 
 @test "two creates of one ID at once: the second changes nothing and says why" {
 	local b b2
-	b=$(setup_bundle two)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle two)
 	stop_at written two "$b"
-	b2=$(setup_bundle two-again)
-	annotate "$b2" runc-userns.io/userns auto
+	b2=$(pooled_bundle two-again)
 	create_to_file two "$b2"
 	[ "$status" != 0 ] || fail "the second create of two succeeded"
 	[[ "$output" == *"container two: another create of this container is running (its in-flight marker $STATE_DIR/inflight/"*"-two is locked): nothing was changed"* ]] || fail "second create: $output"
@@ -319,8 +305,7 @@ killed_then_gc() {
 
 @test "a record's temp file left by a killed create does not keep delete or pool gc from releasing" {
 	local b
-	b=$(setup_bundle tmpf)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle tmpf)
 	start_container "$b" tmpf
 	# As a create killed while writing them leaves them.
 	local cdir
@@ -334,12 +319,10 @@ killed_then_gc() {
 @test "a full pool reclaims the range of a killed create" {
 	POOL_SLOTS=1 write_config '{}'
 	local a b
-	a=$(setup_bundle a)
-	annotate "$a" runc-userns.io/userns auto
+	a=$(pooled_bundle a)
 	kill_at allocated a "$a"
 	[ "$(pool_json | jq -r '.[0].owner')" = a ] || fail "pool: $(pool_json)"
-	b=$(setup_bundle b)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle b)
 	wrapper --log "$TESTDIR/b.log" --log-format json create --bundle "$b" b </dev/null >/dev/null 2>"$TESTDIR/b.err" || fail "create b: $(cat "$TESTDIR/b.err")"
 	grep -q 'reclaimed host IDs' "$TESTDIR/b.log" || fail "no reclaim logged: $(cat "$TESTDIR/b.log")"
 	wrapper start b
@@ -353,11 +336,9 @@ killed_then_gc() {
 @test "a full pool never reclaims a create in flight" {
 	POOL_SLOTS=1 write_config '{}'
 	local a b
-	a=$(setup_bundle a)
-	annotate "$a" runc-userns.io/userns auto
+	a=$(pooled_bundle a)
 	stop_at written a "$a"
-	b=$(setup_bundle b)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle b)
 	# Output to a file: should b be created, its init would hold a pipe.
 	local status=0
 	wrapper create --bundle "$b" b </dev/null >"$TESTDIR/b.out" 2>&1 || status=$?
@@ -371,8 +352,7 @@ killed_then_gc() {
 
 @test "a garbage, truncated or missing pool state is rebuilt from the live containers" {
 	local how a b record
-	a=$(setup_bundle a)
-	annotate "$a" runc-userns.io/userns auto
+	a=$(pooled_bundle a)
 	start_container "$a" a
 	record="$STATE_DIR/pool.d/$POOL_BASE-a"
 	for how in garbage truncated mismatched missing; do
@@ -383,8 +363,7 @@ killed_then_gc() {
 		mismatched) sed -i 's/"owner":"a"/"owner":"z"/' "$record" ;;
 		missing) rm -r "$STATE_DIR/pool.d" ;;
 		esac
-		b=$(setup_bundle "b-$how")
-		annotate "$b" runc-userns.io/userns auto
+		b=$(pooled_bundle "b-$how")
 		wrapper --log "$TESTDIR/$how.log" --log-format json create --bundle "$b" "b-$how" </dev/null >/dev/null 2>"$TESTDIR/$how.err" ||
 			fail "create after a $how state: $(cat "$TESTDIR/$how.err")"
 		grep -q 'pool in .* rebuilt from the live containers' "$TESTDIR/$how.log" || fail "no rebuild logged ($how): $(cat "$TESTDIR/$how.log")"
@@ -401,8 +380,7 @@ killed_then_gc() {
 
 @test "the pool.json of an earlier release is read, then converted by the next create" {
 	local a b
-	a=$(setup_bundle a)
-	annotate "$a" runc-userns.io/userns auto
+	a=$(pooled_bundle a)
 	start_container "$a" a
 	# The state as the release before pool.d leaves it.
 	pool_json | jq '{version: 1, slotSize: 65536, allocations: .}' >"$TESTDIR/pool.json"
@@ -410,8 +388,7 @@ killed_then_gc() {
 	cp "$TESTDIR/pool.json" "$STATE_DIR/pool.json"
 	[ "$(pool_json | jq -r '.[].owner')" = a ] || fail "pool ls of a version 1 state: $(pool_json)"
 	[ ! -e "$STATE_DIR/pool.d" ] || fail "pool ls converted the state"
-	b=$(setup_bundle b)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle b)
 	wrapper --log "$TESTDIR/convert.log" --log-format json create --bundle "$b" b </dev/null >/dev/null 2>"$TESTDIR/b.err" ||
 		fail "create after a version 1 state: $(cat "$TESTDIR/b.err")"
 	! grep -q 'rebuilt from the live containers' "$TESTDIR/convert.log" || fail "converted by a rebuild: $(cat "$TESTDIR/convert.log")"

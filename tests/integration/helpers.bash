@@ -70,6 +70,14 @@ setup_bundle() {
 	echo "$b"
 }
 
+# pooled_bundle NAME: setup_bundle, asking for a pool user namespace.
+pooled_bundle() {
+	local b
+	b=$(setup_bundle "$1")
+	annotate "$b" runc-userns.io/userns auto
+	echo "$b"
+}
+
 # update_config BUNDLE JQ-FILTER
 update_config() {
 	jq "$2" "$1/config.json" >"$1/config.json.new" && mv "$1/config.json.new" "$1/config.json"

@@ -8,8 +8,7 @@ load helpers
 setup() {
 	requires root
 	setup_env
-	b=$(setup_bundle h)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle h)
 }
 
 teardown() {

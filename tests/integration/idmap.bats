@@ -25,8 +25,7 @@ add_bind() {
 }
 
 @test "pool pod: a volume owned by host root looks root's inside, writes land as host root, uid 1000 stays 1000" {
-	b=$(setup_bundle v)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle v)
 	add_bind "$b" "$VOL" /v
 	update_config "$b" '.process.capabilities |= with_entries(.value += ["CAP_CHOWN"])'
 	start_container "$b" v
@@ -44,8 +43,7 @@ add_bind() {
 }
 
 @test "a single-file bind mount (like /etc/hosts) is idmapped too" {
-	b=$(setup_bundle f)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle f)
 	echo "127.0.0.1 test" >"$TESTDIR/hosts"
 	add_bind "$b" "$TESTDIR/hosts" /etc/hosts '["rbind", "ro"]'
 	start_container "$b" f
@@ -54,8 +52,7 @@ add_bind() {
 }
 
 @test "rbind: a submount of the volume is idmapped too" {
-	b=$(setup_bundle r)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle r)
 	mkdir -p "$VOL/sub"
 	mount -t tmpfs -o mode=0755 tmpfs "$VOL/sub"
 	echo x >"$VOL/sub/in-tmpfs"
@@ -68,8 +65,7 @@ add_bind() {
 }
 
 @test "idmap-skip opts a mount out: its host-root files look unmapped" {
-	b=$(setup_bundle s)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle s)
 	annotate "$b" runc-userns.io/idmap-skip "/skipped, /other"
 	add_bind "$b" "$VOL" /skipped
 	add_bind "$b" "$VOL" /mapped
@@ -79,8 +75,7 @@ add_bind() {
 }
 
 @test "implicit idmap on a filesystem without support stays a plain bind, logged and recorded" {
-	b=$(setup_bundle p)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle p)
 	add_bind "$b" /sys/kernel /hostkernel '["rbind", "ro"]'
 	wrapper --log "$TESTDIR/log.json" --log-format json create --bundle "$b" p </dev/null >/dev/null
 	wrapper start p
@@ -91,8 +86,7 @@ add_bind() {
 }
 
 @test "explicit idmap on a filesystem without support fails with the kernel's errno and the hint" {
-	b=$(setup_bundle x)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle x)
 	add_bind "$b" /sys/kernel /hostkernel '["rbind", "idmap"]'
 	run -1 wrapper create --bundle "$b" x
 	[[ "$output" == *"container x: mount /hostkernel: failed to set MOUNT_ATTR_IDMAP on /sys/kernel (sysfs): invalid argument (maybe the source filesystem doesn't support idmap mounts on this kernel?)"* ]]
@@ -129,8 +123,7 @@ add_bind() {
 }
 
 @test "a rerun of an idmapped bundle starts from the caller's mounts" {
-	b=$(setup_bundle again)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle again)
 	add_bind "$b" "$VOL" /v
 	update_config "$b" '.process.args = ["stat", "-c", "%u", "/v/root-file"]'
 	run -0 wrapper run --bundle "$b" again </dev/null

@@ -107,8 +107,7 @@ one_json_error() {
 }
 
 @test "a successful create under auto: info lines of ours in the log, nothing on stdout" {
-	b=$(setup_bundle good)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle good)
 	create_logged "$TESTDIR/log" json "$b" good
 	[ "$status" = 0 ]
 	[ -z "$stdout" ]
@@ -120,16 +119,14 @@ one_json_error() {
 	[ "$(plain_runc state good | jq -r .status)" = running ]
 	# Without --log nothing of ours is printed for a successful create:
 	# podman shows whatever it prints in the container's logs.
-	b2=$(setup_bundle quiet)
-	annotate "$b2" runc-userns.io/userns auto
+	b2=$(pooled_bundle quiet)
 	wrapper create --bundle "$b2" quiet </dev/null >"$TESTDIR/q.out" 2>"$TESTDIR/q.err"
 	[ ! -s "$TESTDIR/q.out" ]
 	[ ! -s "$TESTDIR/q.err" ]
 }
 
 @test "--debug: create and delete each log one line with the time of every step" {
-	b=$(setup_bundle timed)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle timed)
 	wrapper --debug --log "$TESTDIR/log" --log-format json create --bundle "$b" timed </dev/null >/dev/null 2>&1
 	wrapper --debug --log "$TESTDIR/log" --log-format json delete --force timed
 	# Every step named, each with its milliseconds, the total first.
@@ -142,8 +139,7 @@ one_json_error() {
 }
 
 @test "a config.json that does not parse: an error naming the file and the offset; the file is untouched" {
-	b=$(setup_bundle badjson)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle badjson)
 	cp "$b/config.json" "$TESTDIR/good.json"
 	# A ';' for the comma that ends the second line.
 	sed -i '2s/,$/;/' "$b/config.json"
@@ -179,8 +175,7 @@ one_json_error() {
 }
 
 @test "unknown fields in config.json survive an auto create's rewrite, values unchanged" {
-	b=$(setup_bundle foreign)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle foreign)
 	mkdir "$TESTDIR/vol"
 	update_config "$b" '. + {"x-vendor": {"a": 1, "list": [1, "two", {"three": 3.5}], "s": "ü <&> \u0001"}}
 		| .process["x-proc"] = {"keep": true, "n": null}
@@ -206,8 +201,7 @@ one_json_error() {
 # The user namespace entry is added to linux.namespaces: an array that
 # grows must not lose what its existing elements carry.
 @test "unknown fields in the elements of linux.namespaces survive an auto create's rewrite" {
-	b=$(setup_bundle foreign)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle foreign)
 	update_config "$b" '.linux.namespaces |= map(. + {"x-ns": {"type-was": .type}})'
 	before=$(jq -cS '[.linux.namespaces[] | select(.type != "user") | {type, "x-ns"}] | sort_by(.type)' "$b/config.json")
 	start_container "$b" foreign

@@ -19,8 +19,7 @@ two_containers() {
 	local b
 	b=$(setup_bundle c1)
 	start_container "$b" c1
-	b=$(setup_bundle c2)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle c2)
 	start_container "$b" c2
 }
 

@@ -320,8 +320,7 @@ refused() {
 
 @test "refused: auto for a container joining a target in the host's user namespace" {
 	t=$(target_bundle target)
-	d=$(setup_bundle debug)
-	annotate "$d" runc-userns.io/userns auto
+	d=$(pooled_bundle debug)
 	set_pid_path "$d" container:target
 	start_container "$t" target
 	refused "$d" "container debug: cannot join the PID namespace of container target: it asks for runc-userns.io/userns=auto, but container target runs in the host's user namespace"

@@ -18,8 +18,7 @@ uid_map_of() {
 }
 
 @test "auto: the pod's root is an unprivileged pool range, uid_map and gid_map agree" {
-	b=$(setup_bundle c1)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle c1)
 	start_container "$b" c1
 	run -0 cexec c1 cat /proc/self/uid_map
 	[ "$(echo $output)" = "0 $POOL_BASE 65536" ]
@@ -39,8 +38,7 @@ uid_map_of() {
 }
 
 @test "auto: root can run binaries and create files in / and /tmp; the host sees them as root's" {
-	b=$(setup_bundle c1)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle c1)
 	start_container "$b" c1
 	run -0 cexec c1 sh -c 'echo hi >/newfile && echo hi >/tmp/newfile && ls -ln /newfile /tmp/newfile && id'
 	[[ "$output" == *"uid=0(root) gid=0(root)"* ]]
@@ -92,8 +90,7 @@ uid_map_of() {
 @test "an app container without the annotation joins its pod's user namespace; one that asks for the host's is refused" {
 	# As under CRI-O, which copies no pod annotation to containers, or a
 	# containerd handler without pod_annotations: only the sandbox asks.
-	sb=$(setup_bundle sandbox)
-	annotate "$sb" runc-userns.io/userns auto
+	sb=$(pooled_bundle sandbox)
 	as_pod "$sb" sandbox sandbox
 	start_container "$sb" sandbox
 	for id in app crio-app; do
@@ -127,8 +124,7 @@ uid_map_of() {
 }
 
 @test "an app container whose sandbox has no user namespace is refused with a clear error" {
-	app=$(setup_bundle app)
-	annotate "$app" runc-userns.io/userns auto
+	app=$(pooled_bundle app)
 	as_pod "$app" nosuchsandbox container
 	run -1 wrapper create --bundle "$app" app
 	[[ "$output" == *"container app"* ]]
@@ -138,8 +134,7 @@ uid_map_of() {
 
 @test "32 pods created in parallel get 32 disjoint ranges" {
 	for i in $(seq 1 32); do
-		b=$(setup_bundle "par$i")
-		annotate "$b" runc-userns.io/userns auto
+		b=$(pooled_bundle "par$i")
 		update_config "$b" '.process.args = ["true"]'
 	done
 	for i in $(seq 1 32); do
@@ -193,8 +188,7 @@ uid_map_of() {
 }
 
 @test "caller's mappings win: nothing allocated, mappings untouched" {
-	b=$(setup_bundle own)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle own)
 	chown -R 1000000:1000000 "$b/rootfs"
 	update_config "$b" '.linux.namespaces += [{"type": "user"}]
 		| .linux.uidMappings = [{"containerID": 0, "hostID": 1000000, "size": 65536}]
@@ -207,8 +201,7 @@ uid_map_of() {
 }
 
 @test "the same bundle runs twice: the second create recognises the first one's edits" {
-	b=$(setup_bundle twice)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle twice)
 	update_config "$b" '.process.args = ["sh", "-c", "cat /proc/self/uid_map; id -u"]'
 	orig_root=$(jq -r .root.path "$b/config.json")
 	run -0 wrapper run --bundle "$b" twice </dev/null
@@ -222,8 +215,7 @@ uid_map_of() {
 }
 
 @test "run in the foreground: exit status kept, range released when runc returns" {
-	b=$(setup_bundle fg)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle fg)
 	update_config "$b" '.process.args = ["sh", "-c", "exit 3"]'
 	run -3 wrapper run --bundle "$b" fg </dev/null
 	[ "$(pool_json | jq length)" = 0 ]
@@ -259,16 +251,14 @@ uid_map_of() {
 }
 
 @test "auto with the host's network namespace is refused" {
-	b=$(setup_bundle hn)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle hn)
 	update_config "$b" '.linux.namespaces |= map(select(.type != "network"))'
 	run -1 wrapper create --bundle "$b" hn
 	[[ "$output" == *"container hn asks for runc-userns.io/userns=auto but shares the host's [network] namespace"* ]]
 }
 
 @test "a failed runc create leaves no mount, no range, no state dir entry" {
-	b=$(setup_bundle broken)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle broken)
 	update_config "$b" '.process.args = ["/does/not/exist"]'
 	run ! wrapper run --bundle "$b" broken </dev/null
 	[ "$(pool_json | jq length)" = 0 ]
@@ -276,8 +266,7 @@ uid_map_of() {
 }
 
 @test "delete with an empty environment finds what the container held" {
-	b=$(setup_bundle envless)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle envless)
 	start_container "$b" envless
 	[ "$(pool_json | jq length)" = 1 ]
 	run -0 env -i "$WRAPPER" --root "$RUNC_ROOT" kill envless KILL
@@ -288,8 +277,7 @@ uid_map_of() {
 }
 
 @test "a forged stamp from the pod author is refused: it cannot pick mounts, a runtime or a range" {
-	b=$(setup_bundle forged)
-	annotate "$b" runc-userns.io/userns auto
+	b=$(pooled_bundle forged)
 	marker=$TESTDIR/forged-runtime-ran
 	printf '#!/bin/sh\ntouch %s\n' "$marker" >"$TESTDIR/evil"
 	chmod +x "$TESTDIR/evil"
@@ -365,8 +353,7 @@ uid_map_of() {
 	# version, cannot write them from the pod's user namespace there; the
 	# wrapper writes them from the host before runc starts, with
 	# ping_group_range's groups taken through the pod's mapping.
-	sc=$(setup_bundle sysctl)
-	annotate "$sc" runc-userns.io/userns auto
+	sc=$(pooled_bundle sysctl)
 	as_pod "$sc" sandbox container
 	update_config "$sc" '.linux.namespaces |= map(if .type == "network" then .path = "'"$TESTDIR/netns"'" else . end)
 		| .linux.sysctl = {"net.ipv4.ping_group_range": "0 2147483647", "net.ipv4.ip_unprivileged_port_start": "0", "kernel.shm_rmid_forced": "1"}'
