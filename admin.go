@@ -41,8 +41,9 @@ func admin(argv []string) int {
 				},
 				{
 					Name:      "release",
-					Usage:     "return OWNER's range to the pool (and unpin its user namespace)",
+					Usage:     "return OWNER's range to the pool (and unpin its user namespace); refused while a container of OWNER is alive",
 					ArgsUsage: "OWNER",
+					Flags:     []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "release it even while containers of OWNER are alive (they keep running on host IDs the next pod may get)"}},
 					Action:    poolRelease,
 				},
 			},
@@ -128,7 +129,16 @@ func poolRelease(ctx *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if !ctx.Bool("force") {
+		// Alive makes Release refuse while a member lives.
+		log := logrus.New()
+		log.SetOutput(os.Stderr)
+		p.SetHooks(poolHooks(cfg.StateDir, log))
+	}
 	if err := p.Release(owner); err != nil {
+		if errors.Is(err, pool.ErrInUse) {
+			err = fmt.Errorf("pool release: %w (or use --force)", err)
+		}
 		return err
 	}
 	return unpinPod(layout(cfg.StateDir), owner)

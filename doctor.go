@@ -205,7 +205,7 @@ func poolUsageResult(capacity, used int) checkResult {
 	detail := fmt.Sprintf("%d of %d slots in use, %d free", used, capacity, free)
 	if free == 0 {
 		return checkResult{Status: statusWarn, Detail: detail + ": the next pod that asks for a user namespace fails",
-			Hint: "release what is stale (runc-userns pool ls, pool release OWNER) or give the pool more ranges"}
+			Hint: "reclaim the ranges of pods whose containers are all gone (runc-userns pool gc) or give the pool more ranges"}
 	}
 	return checkResult{Status: statusOK, Detail: detail}
 }

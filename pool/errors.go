@@ -27,6 +27,9 @@ var (
 	// parsed, or the records break the pool's invariants (overlap, or not
 	// on a slot of the pool).
 	ErrCorruptState = errors.New("corrupt pool state")
+	// ErrInUse: Release was asked for an owner some of whose members are
+	// alive (Hooks.Alive).
+	ErrInUse = errors.New("owner's range is in use")
 )
 
 // errorf formats a message that matches sentinel (errors.Is) without

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -232,8 +233,10 @@ func (p *Pool) Leave(owner, member string) (freed bool, err error) {
 	return freed, err
 }
 
-// Release frees owner's range whatever its members. An unknown owner is
-// success.
+// Release frees owner's range. With Hooks.Alive set it refuses (ErrInUse)
+// while any member is alive, since the next Allocate would give the range
+// to another pod while they run; without, it frees it whatever its
+// members. An unknown owner is success.
 func (p *Pool) Release(owner string) error {
 	if err := checkOwner(owner); err != nil {
 		return err
@@ -242,6 +245,17 @@ func (p *Pool) Release(owner string) error {
 		a, ok, err := rs.get(owner)
 		if err != nil || !ok {
 			return err
+		}
+		if p.hooks.Alive != nil {
+			var alive []string
+			for _, m := range a.Members {
+				if p.hooks.Alive(a.Root, m) {
+					alive = append(alive, m)
+				}
+			}
+			if len(alive) > 0 {
+				return errorf(ErrInUse, "owner %s: its containers %s (runc root %s) are alive and use host IDs %d-%d; releasing the range would give it to the next pod while they run: delete them first", owner, strings.Join(alive, ", "), a.Root, a.HostID, a.Range().end()-1)
+			}
 		}
 		return rs.remove(a)
 	})

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -332,5 +333,57 @@ func TestReclaimGoesOnPastAFailedHook(t *testing.T) {
 	p.SetHooks(h)
 	if f := mustAllocate(t, p, "f", "/r", "f"); f.HostID != base+65536 {
 		t.Errorf("f got %d, want b's %d", f.HostID, base+65536)
+	}
+}
+
+func TestReleaseRefusesWhileAMemberIsAlive(t *testing.T) {
+	tests := []struct {
+		name      string
+		hooks     bool
+		alive     []string // members Alive reports alive
+		wantErr   bool
+		wantAlive string // the live members the error names
+	}{
+		{name: "no hooks: released whatever its members", alive: []string{"pod"}},
+		{name: "all members gone", hooks: true},
+		{name: "the sandbox alive", hooks: true, alive: []string{"pod"}, wantErr: true, wantAlive: "pod"},
+		{name: "two of three alive", hooks: true, alive: []string{"pod", "app2"}, wantErr: true, wantAlive: "pod, app2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testPool(t, 2)
+			mustAllocate(t, p, "pod", "/run/runc", "pod")
+			for _, m := range []string{"app1", "app2"} {
+				if _, err := p.Join("pod", m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.hooks {
+				p.SetHooks(Hooks{Alive: func(root, member string) bool {
+					if root != "/run/runc" {
+						t.Errorf("Alive asked about root %q", root)
+					}
+					return slices.Contains(tc.alive, member)
+				}})
+			}
+			err := p.Release("pod")
+			_, held, gerr := p.Get("pod")
+			if gerr != nil {
+				t.Fatal(gerr)
+			}
+			if !tc.wantErr {
+				if err != nil || held {
+					t.Fatalf("Release = %v, still held %v; want it released", err, held)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInUse) || !held {
+				t.Fatalf("Release = %v, still held %v; want ErrInUse and the range kept", err, held)
+			}
+			want := fmt.Sprintf("owner pod: its containers %s (runc root /run/runc) are alive and use host IDs %d-%d", tc.wantAlive, base, base+65535)
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("Release error %q does not say %q", err, want)
+			}
+		})
 	}
 }

@@ -362,14 +362,19 @@ wait_exit() {
 	[[ "${lines[1]}" == *" $RUNC_ROOT "* ]]
 }
 
-@test "pool release OWNER returns the range and unpins the pod; an unknown owner is fine" {
+@test "pool release OWNER returns the range and unpins the pod, refused while it runs unless --force; an unknown owner is fine" {
 	run -0 "$WRAPPER" pool release nosuchowner
 	b=$(pooled_bundle p1)
 	start_container "$b" p1
 	[ -e "$STATE_DIR/pods/p1" ]
 	run -0 "$WRAPPER" pool release nosuchowner
 	[ "$(pool_json | jq -r '.[].owner')" = p1 ]
-	run -0 "$WRAPPER" pool release p1
+	# p1 runs: its range is its own.
+	run -1 "$WRAPPER" pool release p1
+	[[ "$output" == *"owner p1: its containers p1 (runc root $RUNC_ROOT) are alive and use host IDs $POOL_BASE-$((POOL_BASE + 65535))"*"delete them first (or use --force)"* ]]
+	[ "$(pool_json | jq -r '.[].owner')" = p1 ]
+	[ -e "$STATE_DIR/pods/p1/userns" ]
+	run -0 "$WRAPPER" pool release --force p1
 	[ "$(pool_json | jq length)" = 0 ]
 	[ ! -e "$STATE_DIR/pods/p1" ]
 	run -0 "$WRAPPER" pool release p1

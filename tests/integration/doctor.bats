@@ -135,7 +135,7 @@ state_snapshot() {
 	start_container "$b" full
 	run -0 "$WRAPPER" doctor
 	echo "$output" | grep -E '^warn +pool usage +1 of 1 slots in use, 0 free'
-	echo "$output" | grep -E '^ +hint: release what is stale'
+	echo "$output" | grep -E '^ +hint: reclaim the ranges of pods whose containers are all gone \(runc-userns pool gc\)'
 }
 
 @test "doctor: a config that does not load fails, and the checks that need it are left out" {
