@@ -21,22 +21,31 @@ var ErrNotOverlay = errors.New("not an overlay mount")
 // ParseOverlay reads an overlay's superblock options (the last field of
 // its mountinfo line, unescaped). Paths containing ',' or ':' are escaped
 // with '\' by overlayfs; such paths are refused here (containerd and
-// podman never make them) rather than misread.
+// podman never make them) rather than misread. Lower layers come as one
+// lowerdir= list or, for an overlay made with fsconfig (Linux 6.8), as
+// one lowerdir+= each; data-only layers (datadir+=, or "::" in lowerdir=)
+// are refused. A lower layer may be a relative path (see OverlayAt).
 func ParseOverlay(opts string) (*Overlay, error) {
 	o := &Overlay{}
 	for _, opt := range strings.Split(opts, ",") {
 		key, value, _ := strings.Cut(opt, "=")
 		switch key {
-		case "lowerdir":
+		case "lowerdir", "lowerdir+":
 			if strings.Contains(value, `\`) {
-				return nil, fmt.Errorf("overlay lowerdir %q has escaped characters: not supported", value)
+				return nil, fmt.Errorf("overlay %s %q has escaped characters: not supported", key, value)
 			}
-			for _, l := range strings.Split(value, ":") {
+			layers := []string{value}
+			if key == "lowerdir" {
+				layers = strings.Split(value, ":")
+			}
+			for _, l := range layers {
 				if l == "" {
-					return nil, fmt.Errorf("overlay lowerdir %q: data-only or empty layers are not supported", value)
+					return nil, fmt.Errorf("overlay %s %q: data-only or empty layers are not supported", key, value)
 				}
 				o.Lower = append(o.Lower, l)
 			}
+		case "datadir+":
+			return nil, fmt.Errorf("overlay datadir+ %q: data-only layers are not supported", value)
 		case "upperdir":
 			o.Upper = value
 		case "workdir":

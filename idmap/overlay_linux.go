@@ -37,7 +37,56 @@ func OverlayAt(path string) (*Overlay, error) {
 	if m.FSType != "overlay" {
 		return nil, ErrNotOverlay
 	}
-	return ParseOverlay(m.VFSOptions)
+	o, err := ParseOverlay(m.VFSOptions)
+	if errors.Is(err, ErrNotOverlay) {
+		// An overlay is mounted here: never go on as if it were a plain
+		// directory (idmapping an overlay fails, and a chown of it would
+		// copy every file up).
+		return nil, fmt.Errorf("overlay mounted at %s: no lower layer in its options %q", real, m.VFSOptions)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("overlay mounted at %s: %w", real, err)
+	}
+	if err := resolveLowers(o); err != nil {
+		return nil, fmt.Errorf("overlay mounted at %s: %w", real, err)
+	}
+	return o, nil
+}
+
+// resolveLowers makes o's relative lower layers absolute. containerd
+// mounts an overlay whose options would come near a page (images of ~40
+// layers and more) from its snapshots directory, with lowerdir=N/fs:M/fs
+// relative to it (compactLowerdirOption in its mount package), and the
+// kernel shows them as given. Its upper layer stays absolute and sits in
+// that directory (snapshots/<id>/fs), so a relative layer is taken from
+// the upper layer's grandparent, and only if it is a directory on the
+// upper layer's filesystem there.
+func resolveLowers(o *Overlay) error {
+	var base string
+	var dev uint64
+	for i, l := range o.Lower {
+		if filepath.IsAbs(l) {
+			continue
+		}
+		if base == "" {
+			if !filepath.IsAbs(o.Upper) {
+				return fmt.Errorf("lower layer %d is the relative path %q and there is no absolute upper layer to place it by (upperdir %q): mount the rootfs with absolute layer paths", i, l, o.Upper)
+			}
+			var st unix.Stat_t
+			if err := unix.Stat(o.Upper, &st); err != nil {
+				return fmt.Errorf("upper layer: %w", &os.PathError{Op: "stat", Path: o.Upper, Err: err})
+			}
+			base, dev = filepath.Dir(filepath.Dir(o.Upper)), st.Dev
+		}
+		abs := filepath.Join(base, l)
+		var st unix.Stat_t
+		err := unix.Stat(abs, &st)
+		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Dev != dev {
+			return fmt.Errorf("lower layer %d is the relative path %q (containerd writes them so for images of many layers, relative to its snapshots directory), and %s beside the upper layer %s is not a directory of its filesystem: cannot tell where the kernel found it; mount the rootfs with absolute lower layer paths", i, l, abs, o.Upper)
+		}
+		o.Lower[i] = abs
+	}
+	return nil
 }
 
 // StageOverlay builds at dst an overlay equivalent to o whose lower layers
@@ -60,7 +109,23 @@ func StageOverlay(o *Overlay, dst, layersDir string, usernsFd, uid, gid int) err
 	for i, l := range o.Lower {
 		lower[i] = filepath.Join(layersDir, strconv.Itoa(i))
 		if err := Mount(l, lower[i], usernsFd, false); err != nil {
-			return fmt.Errorf("overlay lower layer %d: %w", i, err)
+			return fmt.Errorf("overlay lower layer %d (%s): %w", i, l, err)
+		}
+	}
+	// mount(2) takes one page of options. With many layers, name them
+	// through a descriptor of layersDir (/proc/self/fd/N/<i>: ~18 bytes a
+	// layer, ~200 layers a page) rather than by their full paths.
+	if len(o.Options(lower)) >= unix.Getpagesize()-512 {
+		dir, err := unix.Open(layersDir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return &os.PathError{Op: "open", Path: layersDir, Err: err}
+		}
+		defer unix.Close(dir)
+		for i := range lower {
+			lower[i] = "/proc/self/fd/" + strconv.Itoa(dir) + "/" + strconv.Itoa(i)
+		}
+		if n := len(o.Options(lower)); n >= unix.Getpagesize() {
+			return fmt.Errorf("overlay of %d lower layers: its mount options take %d bytes, more than a page even with short layer names", len(lower), n)
 		}
 	}
 	for _, d := range []string{o.Upper, o.Work} {

@@ -57,15 +57,6 @@ stop_at() {
 	fail "create of $id did not stop at $step: $(cat "$TESTDIR/$id.out")"
 }
 
-# create_to_file ID BUNDLE: create ID, its output in a file, setting status
-# and output as `run` does (a pipe would be held by the container's init
-# should the create reach runc, and `run` would wait for it).
-create_to_file() {
-	status=0
-	wrapper create --bundle "$2" "$1" </dev/null >"$TESTDIR/create-$1.out" 2>&1 || status=$?
-	output=$(cat "$TESTDIR/create-$1.out")
-}
-
 # only_pod ID: the pool holds one range, pod ID's, with ID its only member.
 only_pod() {
 	[ "$(pool_json | jq -c '[.[] | {owner, members}]')" = "[{\"owner\":\"$1\",\"members\":[\"$1\"]}]" ] || fail "pool: $(pool_json)"

@@ -78,6 +78,15 @@ pooled_bundle() {
 	echo "$b"
 }
 
+# create_to_file ID BUNDLE: create ID, its output in a file, setting status
+# and output as `run` does (a pipe would be held by the container's init
+# should the create reach runc, and `run` would wait for it).
+create_to_file() {
+	status=0
+	wrapper create --bundle "$2" "$1" </dev/null >"$TESTDIR/create-$1.out" 2>&1 || status=$?
+	output=$(cat "$TESTDIR/create-$1.out")
+}
+
 # update_config BUNDLE JQ-FILTER
 update_config() {
 	jq "$2" "$1/config.json" >"$1/config.json.new" && mv "$1/config.json.new" "$1/config.json"

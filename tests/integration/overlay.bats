@@ -71,3 +71,41 @@ teardown() {
 	mountpoint -q "$B/rootfs"
 	[ "$(pool_json | jq length)" = 0 ]
 }
+
+@test "overlay rootfs of 60 layers as containerd mounts it (lowerdir relative to its snapshots directory): the pod runs on all of them" {
+	# containerd's mount package, for options near a page: it mounts from
+	# its snapshots directory with lowerdir=N/fs:..., and mountinfo keeps
+	# them relative. The staged overlay's options, with our layer paths,
+	# would not fit a page either.
+	S=$TESTDIR/snapshots
+	mkdir -p "$S/1" "$S/61/fs" "$S/61/work"
+	mv "$L/lower1" "$S/1/fs"
+	lower=1/fs
+	for i in $(seq 2 60); do
+		mkdir -p "$S/$i/fs/etc"
+		echo "$i" >"$S/$i/fs/etc/layer$i"
+		lower=$i/fs:$lower
+	done
+	(cd "$S" && mount -t overlay overlay -o "lowerdir=$lower,upperdir=$S/61/fs,workdir=$S/61/work,index=off" "$B/rootfs")
+	grep -q " $B/rootfs .*lowerdir=60/fs:59/fs:" /proc/self/mountinfo
+	start_container "$B" ov
+	[ "$(cexec ov cat /etc/layer2 /etc/layer37 /etc/layer60)" = "$(printf '2\n37\n60')" ]
+	[ "$(cexec ov stat -c %u:%g /etc/layer37 /bin/busybox)" = "$(printf '0:0\n0:0')" ]
+	cexec ov sh -c 'echo new >/newfile'
+	[ "$(stat -c %u:%g "$S/61/fs/newfile")" = "$POOL_BASE:$POOL_BASE" ]
+	[ -z "$(staging_mounts)" ]
+	wrapper delete --force ov
+	[ -z "$(ls "$STATE_DIR/containers" 2>/dev/null)" ]
+}
+
+@test "overlay rootfs with a relative lower layer that cannot be placed: refused, naming it; nothing left" {
+	mkdir -p "$TESTDIR/elsewhere/1" "$TESTDIR/up/fs" "$TESTDIR/up/work"
+	mv "$L/lower1" "$TESTDIR/elsewhere/1/fs"
+	(cd "$TESTDIR/elsewhere" && mount -t overlay overlay -o "lowerdir=1/fs,upperdir=$TESTDIR/up/fs,workdir=$TESTDIR/up/work" "$B/rootfs")
+	create_to_file ov "$B"
+	[ "$status" = 1 ]
+	[[ "$output" == *"container ov: rootfs $B/rootfs: overlay mounted at $B/rootfs: lower layer 0 is the relative path \"1/fs\" (containerd writes them so"* ]]
+	[ ! -e "$RUNC_ROOT/ov" ]
+	[ "$(pool_json | jq length)" = 0 ]
+	[ -z "$(staging_mounts)" ]
+}

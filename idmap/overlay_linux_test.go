@@ -1,0 +1,84 @@
+package idmap
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestResolveLowers(t *testing.T) {
+	// A containerd snapshots directory: layers 1-3, upper and work in 4.
+	snap := filepath.Join(t.TempDir(), "snapshots")
+	for _, d := range []string{"1/fs", "2/fs", "3/fs", "4/fs", "4/work"} {
+		if err := os.MkdirAll(filepath.Join(snap, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(snap, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	upper, work := filepath.Join(snap, "4/fs"), filepath.Join(snap, "4/work")
+	cases := []struct {
+		name    string
+		o       Overlay
+		want    []string
+		wantErr string
+	}{
+		{
+			name: "absolute layers stay as they are",
+			o:    Overlay{Lower: []string{"/x/2", "/x/1"}, Upper: "/nonexistent/u", Work: "/nonexistent/w"},
+			want: []string{"/x/2", "/x/1"},
+		},
+		{
+			name: "relative layers: from the upper layer's grandparent",
+			o:    Overlay{Lower: []string{"3/fs", "2/fs", "1/fs"}, Upper: upper, Work: work},
+			want: []string{snap + "/3/fs", snap + "/2/fs", snap + "/1/fs"},
+		},
+		{
+			name: "mixed",
+			o:    Overlay{Lower: []string{"3/fs", "/x/1"}, Upper: upper, Work: work},
+			want: []string{snap + "/3/fs", "/x/1"},
+		},
+		{
+			name:    "a relative layer that is not there",
+			o:       Overlay{Lower: []string{"9/fs"}, Upper: upper, Work: work},
+			wantErr: `lower layer 0 is the relative path "9/fs" (containerd writes them so`,
+		},
+		{
+			name:    "a relative layer that is no directory",
+			o:       Overlay{Lower: []string{"2/fs", "file"}, Upper: upper, Work: work},
+			wantErr: `lower layer 1 is the relative path "file"`,
+		},
+		{
+			name:    "on another filesystem than the upper layer",
+			o:       Overlay{Lower: []string{"../../../../../../../../../../proc"}, Upper: upper, Work: work},
+			wantErr: "is not a directory of its filesystem",
+		},
+		{
+			name:    "no upper layer to place them by",
+			o:       Overlay{Lower: []string{"2/fs", "1/fs"}},
+			wantErr: `lower layer 0 is the relative path "2/fs" and there is no absolute upper layer to place it by`,
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := c.o
+			o.Lower = append([]string(nil), c.o.Lower...)
+			err := resolveLowers(&o)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("resolveLowers(%q) = %v, want an error with %q", c.o.Lower, err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(o.Lower, c.want) {
+				t.Fatalf("resolveLowers(%q) = %q, want %q", c.o.Lower, o.Lower, c.want)
+			}
+		})
+	}
+}
