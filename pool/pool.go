@@ -148,7 +148,17 @@ func (p *Pool) Allocate(owner, root, member string) (Allocation, error) {
 // Allocate reads; all() checks them all).
 func (p *Pool) usedSlots(rs *records) (*bitmap, error) {
 	b := newBitmap(p.layout.total)
+	var owners map[uint32]string
 	for _, e := range rs.entries {
+		// Two owners' records at one host ID: damage, which a rebuild
+		// from the live containers repairs (see update).
+		if o, dup := owners[e.hostID]; dup {
+			return nil, &damagedError{rs.dir, fmt.Errorf("%w: owners %s and %s both have a record at host ID %d", ErrCorruptState, min(o, e.owner), max(o, e.owner), e.hostID)}
+		}
+		if owners == nil {
+			owners = make(map[uint32]string, len(rs.entries))
+		}
+		owners[e.hostID] = e.owner
 		if err := markSlot(b, p.layout, e.owner, Range{HostID: e.hostID, Size: p.layout.slot}); err != nil {
 			return nil, err
 		}

@@ -388,6 +388,7 @@ func TestCorruptState(t *testing.T) {
 		{name: "empty member", files: map[string]string{name("a", slotID(0)): strings.Replace(rec("a", slotID(0), 0), `["a"]`, `[""]`, 1)}, wantErr: "empty member", damage: true},
 		{name: "size 0", files: map[string]string{name("a", slotID(0)): strings.Replace(rec("a", slotID(0), 0), `"size":65536`, `"size":0`, 1)}, wantErr: "size 0", damage: true},
 		{name: "two records of one owner", files: map[string]string{name("a", slotID(0)): rec("a", slotID(0), 0), name("a", slotID(1)): rec("a", slotID(1), 0)}, wantErr: "owner a has two records", damage: true, owner: "a"},
+		{name: "two owners at one host ID", files: map[string]string{name("a", slotID(0)): rec("a", slotID(0), 0), name("b", slotID(0)): rec("b", slotID(0), 0)}, wantErr: "owners a and b both have a record at host ID 2147483648", damage: true},
 		{name: "overlap", files: map[string]string{name("a", slotID(0)): rec("a", slotID(0), 131072), name("b", slotID(1)): rec("b", slotID(1), 131072)}, wantErr: "share host IDs", damage: true},
 		{name: "misaligned", files: map[string]string{name("a", slotID(0)+1): rec("a", slotID(0)+1, 0)}, wantErr: "not a slot of the pool"},
 		{name: "outside the ranges", files: map[string]string{name("a", slotID(8)): rec("a", slotID(8), 0)}, wantErr: "not a slot of the pool"},
