@@ -470,6 +470,9 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 	if c.req.Pod.Sandbox {
 		alloc, err = p.Allocate(owner, c.root, c.id)
 	} else {
+		if err := c.checkMembership(owner, s); err != nil {
+			return nil, nil, err
+		}
 		alloc, err = p.Join(owner, c.id)
 		if errors.Is(err, pool.ErrUnknownOwner) {
 			err = fmt.Errorf("its pod %s has no user namespace from runc-userns (its sandbox was created without %s=auto, or is gone): recreate the pod with the annotation: %w", owner, oci.AnnotationUserns, err)
@@ -486,6 +489,14 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 	ns, err := c.ensurePin(owner, alloc, mapping)
 	if err != nil {
 		return nil, nil, err
+	}
+	if c.req.Pod.Sandbox {
+		// What the pod's other containers must share (checkMembership).
+		// No fsync, as for the mapping file.
+		if err := oci.ReplaceFile(c.lay.podCgroup(owner), []byte(oci.PodCgroup(cgroupsPath(s))+"\n"), 0o644); err != nil {
+			ns.Close()
+			return nil, nil, err
+		}
 	}
 	if s.Root == nil || s.Root.Path == "" {
 		ns.Close()
@@ -637,6 +648,40 @@ func (c *creation) leave(owner string) error {
 		return err
 	}
 	return unpinPod(c.lay, owner)
+}
+
+// checkMembership: a container whose annotations put it in pod owner (not
+// its sandbox) joins the pod's range only if its identity annotations are
+// ones a CRI writes and its cgroup parent is the one the pod's sandbox
+// recorded. On CRI-O a pod author can write a sandbox's annotations, and
+// with them claim another pod; the cgroup parent comes from kubelet.
+func (c *creation) checkMembership(owner string, s *specs.Spec) error {
+	if err := oci.CheckPodIdentity(c.id, s.Annotations); err != nil {
+		return err
+	}
+	rec, err := os.ReadFile(c.lay.podCgroup(owner))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // a pod pinned by an earlier release, or not pooled (Join says so)
+	}
+	if err != nil {
+		return fmt.Errorf("pod %s: %w", owner, err)
+	}
+	want := strings.TrimSuffix(string(rec), "\n")
+	if want == "" {
+		return nil // its sandbox named no cgroup: nothing to compare
+	}
+	if got := oci.PodCgroup(cgroupsPath(s)); got != want {
+		return fmt.Errorf("container %s: its annotations put it in pod %s, but its cgroup parent %q is not the pod's (%q, from its sandbox's linux.cgroupsPath): the containers of a pod share their sandbox's cgroup parent, and annotations alone do not prove membership (on CRI-O a pod author can write them on a sandbox); nothing was taken. Give it the pod's cgroup parent, or leave out the pod annotations", c.id, owner, got, want)
+	}
+	return nil
+}
+
+// cgroupsPath is the spec's linux.cgroupsPath ("" without one).
+func cgroupsPath(s *specs.Spec) string {
+	if s.Linux == nil {
+		return ""
+	}
+	return s.Linux.CgroupsPath
 }
 
 // ensurePin returns the pod's user namespace, creating and pinning it for
@@ -801,11 +846,13 @@ func unpinPod(lay layout, owner string) error {
 	if err := libuserns.Unpin(lay.pin(owner)); err != nil {
 		return err
 	}
-	if err := os.Remove(lay.mapping(owner)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	if err := oci.RemoveTemps(lay.mapping(owner)); err != nil {
-		return fmt.Errorf("remove pod dir: %w", err)
+	for _, f := range []string{lay.mapping(owner), lay.podCgroup(owner)} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		if err := oci.RemoveTemps(f); err != nil {
+			return fmt.Errorf("remove pod dir: %w", err)
+		}
 	}
 	if err := os.Remove(lay.podDir(owner)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove pod dir: %w", err)

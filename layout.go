@@ -12,6 +12,9 @@ import (
 //	<stateDir>/pool.lock, pool.d/, pool.roots  the pool (package pool)
 //	<stateDir>/pods/<owner>/userns             the pod's pinned user namespace
 //	<stateDir>/pods/<owner>/mapping            "<hostID> <size>" of that namespace
+//	<stateDir>/pods/<owner>/cgroup             the cgroup parent of the pod's sandbox
+//	                                           (oci.PodCgroup), which its other
+//	                                           containers must share
 //	<stateDir>/containers/<root>/<id>/rootfs   a container's idmapped rootfs,
 //	                                           mounted only while runc creates it
 //	<stateDir>/containers/<root>/<id>/mounts/N its idmapped bind mount N (runc 1.1)
@@ -28,6 +31,9 @@ func (l layout) podsDir() string             { return filepath.Join(string(l), "
 func (l layout) podDir(owner string) string  { return filepath.Join(l.podsDir(), owner) }
 func (l layout) pin(owner string) string     { return filepath.Join(l.podDir(owner), "userns") }
 func (l layout) mapping(owner string) string { return filepath.Join(l.podDir(owner), "mapping") }
+func (l layout) podCgroup(owner string) string {
+	return filepath.Join(l.podDir(owner), "cgroup")
+}
 
 func (l layout) containerDir(root, id string) string {
 	sum := sha256.Sum256([]byte(filepath.Clean(root)))

@@ -116,10 +116,14 @@ func (a *app) resolvePIDJoin(s *specs.Spec, req oci.Request, root, pinDir string
 	if err != nil || ref == "" {
 		return nil, err
 	}
+	if err := oci.CheckPodIdentity(a.inv.ID, s.Annotations); err != nil {
+		return nil, fmt.Errorf("cannot join the PID namespace of container %s: %w", ref, err)
+	}
 	t, err := nsjoin.Resolve(nsjoin.Options{
 		Root:        root,
 		ID:          a.inv.ID,
 		Annotations: s.Annotations,
+		Cgroup:      oci.PodCgroup(cgroupsPath(s)),
 		Target:      ref,
 		PinDir:      pinDir,
 		UsernsPins:  a.podUsernsPins,

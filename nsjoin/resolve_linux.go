@@ -15,9 +15,11 @@ import (
 type Options struct {
 	// Root is runc's --root, absolute.
 	Root string
-	// ID and Annotations describe the joining container.
+	// ID and Annotations describe the joining container; Cgroup is the
+	// cgroup parent its spec names ("" for none: oci.PodCgroup).
 	ID          string
 	Annotations map[string]string
+	Cgroup      string
 	// Target is the ID from the reference (see ParseRef).
 	Target string
 	// PinDir is a directory of the joining container's where the pins are
@@ -86,8 +88,15 @@ func Resolve(o Options) (*Target, error) {
 	}
 	ann := st.annotations()
 	t := &Target{ID: o.Target, PID: st.InitPID, Pod: PodOf(o.Target, ann)}
-	if jp := PodOf(o.ID, o.Annotations); !SamePod(jp, t.Pod) {
+	jp := PodOf(o.ID, o.Annotations)
+	if !SamePod(jp, t.Pod) {
 		return nil, refuse(ErrOtherPod, "%s: %s; only containers of one pod (or two containers of no pod) may share a PID namespace", what, podMismatch(o.ID, jp, o.Target, t.Pod))
+	}
+	// Annotations alone do not prove membership (on CRI-O a pod author
+	// can write a sandbox's): the containers of a pod also share their
+	// cgroup parent, which kubelet chooses.
+	if tc := st.podCgroup(); jp.InPod() && tc != "" && o.Cgroup != tc {
+		return nil, refuse(ErrOtherPod, "%s: its annotations say both are in one pod, but container %s's cgroup parent %q is not container %s's (%q): the containers of a pod share it, so one of them carries another pod's annotations; give it the pod's cgroup parent, or leave out the pod annotations", what, o.ID, o.Cgroup, o.Target, tc)
 	}
 	if !st.newPID() {
 		return nil, refuse(ErrHostPID, "%s: container %s runs in the host's PID namespace (its spec has no pid namespace); to share the host's, leave the pid namespace out of this container's spec", what, o.Target)

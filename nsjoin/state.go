@@ -21,7 +21,25 @@ type state struct {
 			Type string `json:"type"`
 			Path string `json:"path"`
 		} `json:"namespaces"`
+		// Cgroups is runc's form of the spec's linux.cgroupsPath: Path
+		// with the cgroupfs driver, Parent (the slice) with systemd's.
+		Cgroups struct {
+			Path   string `json:"path"`
+			Parent string `json:"parent"`
+		} `json:"cgroups"`
 	} `json:"config"`
+}
+
+// podCgroup is the cgroup parent the container's spec named (the one
+// oci.PodCgroup reads from a spec), or "" when it named none.
+func (s *state) podCgroup() string {
+	switch c := s.Config.Cgroups; {
+	case c.Parent != "":
+		return c.Parent
+	case c.Path != "":
+		return filepath.Dir(filepath.Clean(c.Path))
+	}
+	return ""
 }
 
 // maxStateSize bounds what we read of a state file (as runc's reader).

@@ -63,6 +63,7 @@ func TestReadState(t *testing.T) {
 		name    string
 		content string // "" means no state file
 		newPID  bool
+		cgroup  string // podCgroup
 		wantErr string
 		notExit bool
 	}{
@@ -72,6 +73,10 @@ func TestReadState(t *testing.T) {
 		{name: "host PID namespace", content: `{"init_process_pid": 5, "init_process_start": 6, "config": {"namespaces": [{"type": "NEWNS"}, {"type": "NEWNET"}]}}`},
 		{name: "no config", content: `{"init_process_pid": 5}`},
 		{name: "unknown fields", content: `{"init_process_pid": 5, "x": [1, 2], "config": {"y": {}}}`},
+		{name: "cgroupfs driver", content: `{"config": {"cgroups": {"path": "/kubepods/pod1/crio-a", "name": ""}}}`, cgroup: "/kubepods/pod1"},
+		{name: "systemd driver", content: `{"config": {"cgroups": {"path": "", "parent": "kubepods-pod1.slice", "scope_prefix": "crio", "name": "a"}}}`, cgroup: "kubepods-pod1.slice"},
+		{name: "no cgroupsPath (runc's default, by ID)", content: `{"config": {"cgroups": {"path": "", "name": "c"}}}`},
+		{name: "runc 1.5 nulls", content: `{"config": {"cgroups": {"path": null, "parent": null, "name": "c"}}}`},
 		{name: "garbage", content: `not json`, wantErr: "read runc state"},
 		{name: "start time as a string", content: `{"init_process_start": "6"}`, wantErr: "read runc state"},
 	}
@@ -100,6 +105,8 @@ func TestReadState(t *testing.T) {
 				t.Fatal(err)
 			case st.newPID() != c.newPID:
 				t.Errorf("newPID = %v, want %v", st.newPID(), c.newPID)
+			case st.podCgroup() != c.cgroup:
+				t.Errorf("podCgroup = %q, want %q", st.podCgroup(), c.cgroup)
 			}
 		})
 	}

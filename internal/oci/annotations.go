@@ -3,6 +3,7 @@ package oci
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -155,6 +156,53 @@ func PodOf(id string, annotations map[string]string) Pod {
 		return Pod{Owner: id, Sandbox: true, InPod: true}
 	}
 	return Pod{Owner: sandbox, InPod: true}
+}
+
+// CheckPodIdentity refuses pod identity annotations no CRI writes: both
+// containerd's and CRI-O's, or one of them present but empty. containerd
+// sets its own after the pod annotations it passes on, but CRI-O copies
+// every pod annotation onto the sandbox's spec after its own, so there a
+// pod author can write any of them (see also PodCgroup). It is checked
+// where membership is acted on (a pool join, a PID namespace join), not on
+// specs that ask nothing of the wrapper.
+func CheckPodIdentity(id string, annotations map[string]string) error {
+	var cri, crio []string
+	for _, k := range []string{CRIContainerType, CRISandboxID, CRIOContainerType, CRIOSandboxID} {
+		v, ok := annotations[k]
+		if !ok {
+			continue
+		}
+		if strings.TrimSpace(v) == "" {
+			return fmt.Errorf("%w: container %s: %s is present but empty: no CRI implementation writes that; remove it", ErrBadAnnotation, id, k)
+		}
+		if strings.HasPrefix(k, "io.kubernetes.cri-o.") {
+			crio = append(crio, k)
+		} else {
+			cri = append(cri, k)
+		}
+	}
+	if len(cri) > 0 && len(crio) > 0 {
+		return fmt.Errorf("%w: container %s carries both containerd's pod annotations (%s) and CRI-O's (%s): each CRI implementation writes only its own, so one set was written by someone else (on CRI-O, a pod author can); remove the foreign ones", ErrBadAnnotation, id, strings.Join(cri, ", "), strings.Join(crio, ", "))
+	}
+	return nil
+}
+
+// PodCgroup is the cgroup parent of a spec's linux.cgroupsPath: the slice
+// of runc's systemd form "slice:prefix:name", else the path's directory.
+// Every CRI implementation puts all the containers of a pod, sandbox
+// included, in the pod's cgroup (kubelet's cgroup_parent), which pod
+// authors do not choose: where annotations say a container belongs to a
+// pod, this says whether it can. "" when the spec names no cgroup.
+func PodCgroup(cgroupsPath string) string {
+	p := strings.TrimSpace(cgroupsPath)
+	if p == "" {
+		return ""
+	}
+	if !strings.HasPrefix(p, "/") && strings.Count(p, ":") == 2 {
+		slice, _, _ := strings.Cut(p, ":")
+		return slice
+	}
+	return filepath.Dir(filepath.Clean(p))
 }
 
 // ParseRequest reads our annotations from a spec. It fails on a value we

@@ -325,3 +325,61 @@ func BenchmarkParseRequest(b *testing.B) {
 		}
 	}
 }
+
+func TestPodCgroup(t *testing.T) {
+	cases := []struct{ path, want string }{
+		{"", ""},
+		{"  ", ""},
+		// cgroupfs: containerd, CRI-O and podman under kubelet's pod cgroup.
+		{"/kubepods/besteffort/pod1234/0123abcd", "/kubepods/besteffort/pod1234"},
+		{"/kubepods/burstable/pod1234/crio-0123abcd", "/kubepods/burstable/pod1234"},
+		{"/k8s.io/0123abcd", "/k8s.io"},
+		{"/solo", "/"},
+		{"/kubepods//pod1234/x/", "/kubepods/pod1234"},
+		{"relative/x", "relative"},
+		// systemd: slice:prefix:name.
+		{"kubepods-besteffort-pod1234.slice:cri-containerd:0123abcd", "kubepods-besteffort-pod1234.slice"},
+		{"kubepods-pod1234.slice:crio:0123abcd", "kubepods-pod1234.slice"},
+		{":crio:0123abcd", ""},
+		// A cgroupfs path with colons is a path.
+		{"/a:b:c/x", "/a:b:c"},
+		{"a:b", "."},
+	}
+	for _, c := range cases {
+		if got := PodCgroup(c.path); got != c.want {
+			t.Errorf("PodCgroup(%q) = %q, want %q", c.path, got, c.want)
+		}
+	}
+}
+
+func TestCheckPodIdentity(t *testing.T) {
+	cases := []struct {
+		name    string
+		ann     map[string]string
+		wantErr string
+	}{
+		{name: "none", ann: map[string]string{"other": "x"}},
+		{name: "containerd's", ann: map[string]string{CRIContainerType: "container", CRISandboxID: "sb"}},
+		{name: "CRI-O's", ann: map[string]string{CRIOContainerType: "sandbox", CRIOSandboxID: "sb"}},
+		{name: "both", ann: map[string]string{CRIContainerType: "container", CRIOSandboxID: "sb"},
+			wantErr: "container c carries both containerd's pod annotations (io.kubernetes.cri.container-type) and CRI-O's (io.kubernetes.cri-o.SandboxID)"},
+		{name: "empty sandbox ID", ann: map[string]string{CRIOContainerType: "container", CRIOSandboxID: ""},
+			wantErr: "container c: io.kubernetes.cri-o.SandboxID is present but empty"},
+		{name: "blank type", ann: map[string]string{CRIContainerType: " ", CRISandboxID: "sb"},
+			wantErr: "container c: io.kubernetes.cri.container-type is present but empty"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := CheckPodIdentity("c", c.ann)
+			if c.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrBadAnnotation) || !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("CheckPodIdentity = %v, want ErrBadAnnotation with %q", err, c.wantErr)
+			}
+		})
+	}
+}

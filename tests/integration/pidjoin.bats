@@ -101,6 +101,33 @@ check_signals() {
 	[ "$(plain_runc state target | jq -r .status)" = running ]
 }
 
+@test "a container claiming the target's pod by its annotations but in another pod's cgroup is refused" {
+	t=$(target_bundle app)
+	d=$(setup_bundle debug)
+	as_pod "$t" sandbox container
+	as_pod "$d" sandbox container
+	set_pid_path "$d" container:app
+	update_config "$d" '.linux.cgroupsPath = "/'"$(basename "$TESTDIR")"'-otherpod/debug"'
+	start_container "$t" app
+	create_to_file debug "$d"
+	[ "$status" = 1 ]
+	[[ "$output" == *"cannot join the PID namespace of container app: its annotations say both are in one pod, but container debug's cgroup parent \"/$(basename "$TESTDIR")-otherpod\" is not container app's (\"/\")"* ]]
+	[ ! -e "$RUNC_ROOT/debug" ]
+	[ -z "$(staging_mounts)" ]
+	[ -z "$(find "$STATE_DIR" -name pidns)" ]
+	# Both CRIs' keys: refused before anything is pinned.
+	update_config "$d" '.linux.cgroupsPath = "/'"$(basename "$TESTDIR")"'-debug" | .annotations["io.kubernetes.cri-o.SandboxID"] = "sandbox"'
+	create_to_file debug "$d"
+	[ "$status" = 1 ]
+	[[ "$output" == *"cannot join the PID namespace of container app: "*"container debug carries both containerd's pod annotations"* ]]
+	# In the pod's cgroup parent, with one CRI's keys: it joins.
+	update_config "$d" 'del(.annotations["io.kubernetes.cri-o.SandboxID"])'
+	start_container "$d" debug
+	check_joined debug app
+	wrapper delete --force debug
+	wrapper delete --force app
+}
+
 @test "pod in a pool user namespace: a debug container joins the target's user namespace and takes nothing from the pool" {
 	sb=$(target_bundle sandbox)
 	d=$(setup_bundle debug)

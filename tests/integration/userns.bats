@@ -87,6 +87,41 @@ uid_map_of() {
 	[ ! -e "$STATE_DIR/pods/sandbox" ]
 }
 
+@test "a container claiming another pod by its annotations (as a pod author can on CRI-O's sandbox) joins nothing unless it shares the pod's cgroup parent" {
+	sb=$(pooled_bundle sandbox)
+	as_pod "$sb" sandbox sandbox
+	start_container "$sb" sandbox
+	[ "$(cat "$STATE_DIR/pods/sandbox/cgroup")" = / ]
+	# CRI-O copies pod annotations onto its sandbox's spec after its own
+	# keys: another pod's sandbox, in its own pod's cgroup, says it is an
+	# app container of pod "sandbox".
+	f=$(pooled_bundle forged)
+	update_config "$f" '.annotations["io.kubernetes.cri-o.SandboxID"] = "sandbox" | .annotations["io.kubernetes.cri-o.ContainerType"] = "container"
+		| .linux.cgroupsPath = "/'"$(basename "$TESTDIR")"'-otherpod/forged"'
+	create_to_file forged "$f"
+	[ "$status" = 1 ]
+	[[ "$output" == *"container forged: its annotations put it in pod sandbox, but its cgroup parent \"/$(basename "$TESTDIR")-otherpod\" is not the pod's (\"/\", from its sandbox's linux.cgroupsPath)"* ]]
+	# Both CRIs' keys, or one present but empty: no CRI writes that.
+	update_config "$f" '.linux.cgroupsPath = "/'"$(basename "$TESTDIR")"'-forged" | .annotations["io.kubernetes.cri.sandbox-id"] = "sandbox"'
+	create_to_file forged "$f"
+	[ "$status" = 1 ]
+	[[ "$output" == *"container forged carries both containerd's pod annotations (io.kubernetes.cri.sandbox-id) and CRI-O's (io.kubernetes.cri-o.ContainerType, io.kubernetes.cri-o.SandboxID)"* ]]
+	update_config "$f" 'del(.annotations["io.kubernetes.cri.sandbox-id"]) | .annotations["io.kubernetes.cri-o.ContainerType"] = ""'
+	create_to_file forged "$f"
+	[ "$status" = 1 ]
+	[[ "$output" == *"container forged: io.kubernetes.cri-o.ContainerType is present but empty"* ]]
+	[ ! -e "$RUNC_ROOT/forged" ]
+	[ "$(pool_json | jq -c '[.[] | {owner, members}]')" = '[{"owner":"sandbox","members":["sandbox"]}]' ]
+	# A container of the pod's cgroup parent joins as before.
+	update_config "$f" '.annotations["io.kubernetes.cri-o.ContainerType"] = "container"'
+	start_container "$f" forged
+	[ "$(cexec forged readlink /proc/self/ns/user)" = "$(cexec sandbox readlink /proc/self/ns/user)" ]
+	wrapper delete --force forged
+	wrapper delete --force sandbox
+	[ "$(pool_json | jq length)" = 0 ]
+	[ ! -e "$STATE_DIR/pods/sandbox" ]
+}
+
 @test "an app container without the annotation joins its pod's user namespace; one that asks for the host's is refused" {
 	# As under CRI-O, which copies no pod annotation to containers, or a
 	# containerd handler without pod_annotations: only the sandbox asks.
