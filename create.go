@@ -620,7 +620,7 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 				}
 				made[dir] = true
 			}
-			if err = idmap.Mount(src, dst, fd, cd.Recursive); err == nil {
+			if err = idmap.MountPropagating(src, dst, fd, cd.Recursive, cd.Propagation); err == nil {
 				staged[cd.Index] = dst
 			}
 		}

@@ -8,10 +8,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// clone returns a detached, idmapped, private clone of the tree at src.
-// src is resolved once, here: what is mounted later is what was resolved,
-// even if a symlink on the way is swapped meanwhile.
-func clone(src string, usernsFd int, recursive bool) (int, error) {
+// clone returns a detached, idmapped clone of the tree at src, with
+// propagation (MS_PRIVATE or MS_SLAVE; never left a peer of a shared
+// source: see Candidate.Propagation). src is resolved once, here: what is
+// mounted later is what was resolved, even if a symlink on the way is
+// swapped meanwhile.
+func clone(src string, usernsFd int, recursive bool, propagation uintptr) (int, error) {
 	flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC)
 	setFlags := uint(unix.AT_EMPTY_PATH)
 	if recursive {
@@ -38,7 +40,7 @@ func clone(src string, usernsFd int, recursive bool) (int, error) {
 	attr := unix.MountAttr{
 		Attr_set:    unix.MOUNT_ATTR_IDMAP,
 		Userns_fd:   uint64(usernsFd),
-		Propagation: unix.MS_PRIVATE,
+		Propagation: uint64(propagation),
 	}
 	if err := unix.MountSetattr(tree, "", setFlags, &attr); err != nil {
 		unix.Close(tree)
@@ -53,19 +55,26 @@ func clone(src string, usernsFd int, recursive bool) (int, error) {
 
 // Probe reports whether src can be idmapped, without attaching anything.
 func Probe(src string, usernsFd int, recursive bool) error {
-	tree, err := clone(src, usernsFd, recursive)
+	tree, err := clone(src, usernsFd, recursive, unix.MS_PRIVATE)
 	if err == nil {
 		unix.Close(tree)
 	}
 	return err
 }
 
-// Mount attaches at dst an idmapped clone of src, seen through the user
-// namespace usernsFd. With recursive, the submounts of src are cloned and
-// idmapped too. dst is created (a directory or an empty file, matching
+// Mount attaches at dst a private idmapped clone of src, seen through the
+// user namespace usernsFd. With recursive, the submounts of src are cloned
+// and idmapped too. dst is created (a directory or an empty file, matching
 // what src resolved to) if it does not exist.
 func Mount(src, dst string, usernsFd int, recursive bool) error {
-	tree, err := clone(src, usernsFd, recursive)
+	return MountPropagating(src, dst, usernsFd, recursive, unix.MS_PRIVATE)
+}
+
+// MountPropagating is Mount with the clone's propagation chosen
+// (Candidate.Propagation); dst must be below a StageDir, whose private
+// mount keeps the clone's propagation as set.
+func MountPropagating(src, dst string, usernsFd int, recursive bool, propagation uintptr) error {
+	tree, err := clone(src, usernsFd, recursive, propagation)
 	if err != nil {
 		return err
 	}
@@ -96,8 +105,9 @@ func Mount(src, dst string, usernsFd int, recursive bool) error {
 // is detached with one umount of dir: each umount of a mount waits for an
 // RCU grace period, ~0.1 ms apiece, which a dozen staged mounts paid one
 // by one. It is attached as the staged mounts are (open_tree clone +
-// move_mount), so it propagates like them: to the peers of dir's parent,
-// as a peer group of its own, and its umount propagates to them.
+// move_mount), so it propagates to the peers of dir's parent and its
+// umount does too; it is then made private, so that nothing attached
+// below it propagates anywhere.
 func StageDir(dir string) error {
 	tree, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 	if err != nil {
@@ -106,6 +116,15 @@ func StageDir(dir string) error {
 	defer unix.Close(tree)
 	if err := unix.MoveMount(tree, "", unix.AT_FDCWD, dir, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
 		return fmt.Errorf("staging directory %s: %w", dir, os.NewSyscallError("move_mount", err))
+	}
+	// Private before anything is attached below it. Under a shared parent
+	// (/run usually is) the attach made it shared, and what is attached
+	// below a shared mount becomes shared too: the staged clones would
+	// lose the propagation they were given, and their umount would
+	// propagate to the copies runc made of them, unmounting the
+	// submounts of a container's rslave/rshared volume.
+	if err := unix.Mount("", dir, "", unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("staging directory %s: %w", dir, &os.PathError{Op: "make private", Path: dir, Err: err})
 	}
 	return nil
 }

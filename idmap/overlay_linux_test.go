@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestResolveLowers(t *testing.T) {
@@ -80,5 +82,11 @@ func TestResolveLowers(t *testing.T) {
 				t.Fatalf("resolveLowers(%q) = %q, want %q", c.o.Lower, o.Lower, c.want)
 			}
 		})
+	}
+}
+
+func TestPropagationConstants(t *testing.T) {
+	if msPrivate != unix.MS_PRIVATE || msSlave != unix.MS_SLAVE {
+		t.Fatalf("msPrivate %#x, msSlave %#x; want MS_PRIVATE %#x, MS_SLAVE %#x", msPrivate, msSlave, unix.MS_PRIVATE, unix.MS_SLAVE)
 	}
 }

@@ -19,6 +19,39 @@ type Candidate struct {
 	// a plain bind.
 	Explicit bool
 	UID, GID []specs.LinuxIDMapping
+	// Propagation is the staged clone's: MS_PRIVATE for a mount whose
+	// options (the last one wins, as in runc) say private or unbindable,
+	// else MS_SLAVE, a slave of its source's peer group, as runc's own
+	// bind of the source would be in the container (Kubernetes'
+	// HostToContainer: host mounts made later reach the pod). runc binds
+	// the clone and then applies the option. A shared clone (a peer of
+	// the source) is never made: its detach after create would propagate
+	// the umount of its submounts to the source's peers, unmounting them
+	// on the host. So shared/rshared (Bidirectional) receives only, as it
+	// would for a pod in a user namespace anyway, whose mounts never
+	// propagate back to the host's mount namespace.
+	Propagation uintptr
+}
+
+// Linux's MS_PRIVATE and MS_SLAVE (held to golang.org/x/sys/unix by
+// TestPropagationConstants), for this portable file.
+const (
+	msPrivate = 1 << 18
+	msSlave   = 1 << 19
+)
+
+// propagation maps m's propagation options onto Candidate.Propagation.
+func propagation(m specs.Mount) uintptr {
+	p := uintptr(msSlave)
+	for _, o := range m.Options {
+		switch o {
+		case "slave", "rslave", "shared", "rshared":
+			p = msSlave
+		case "private", "rprivate", "unbindable", "runbindable":
+			p = msPrivate
+		}
+	}
+	return p
 }
 
 // ErrNoMappings: a mount asks for idmap but there is no mapping to use.
@@ -76,10 +109,11 @@ func Candidates(s *specs.Spec, pod []specs.LinuxIDMapping, skip []string) ([]Can
 			continue
 		}
 		c := Candidate{
-			Index:     i,
-			Dest:      m.Destination,
-			Recursive: hasOption(m, "rbind", "ridmap"),
-			Explicit:  len(m.UIDMappings) > 0 || len(m.GIDMappings) > 0 || hasOption(m, "idmap", "ridmap"),
+			Index:       i,
+			Dest:        m.Destination,
+			Recursive:   hasOption(m, "rbind", "ridmap"),
+			Explicit:    len(m.UIDMappings) > 0 || len(m.GIDMappings) > 0 || hasOption(m, "idmap", "ridmap"),
+			Propagation: propagation(m),
 		}
 		switch {
 		case len(m.UIDMappings) > 0 || len(m.GIDMappings) > 0:

@@ -243,3 +243,32 @@ func TestStagedModifier(t *testing.T) {
 		}
 	})
 }
+
+func TestPropagation(t *testing.T) {
+	cases := []struct {
+		opts []string
+		want uintptr
+	}{
+		{nil, msSlave},
+		{[]string{"rbind", "ro"}, msSlave},
+		{[]string{"rbind", "rprivate"}, msPrivate},
+		{[]string{"private"}, msPrivate},
+		{[]string{"rbind", "rslave"}, msSlave},
+		{[]string{"slave"}, msSlave},
+		{[]string{"rbind", "rshared"}, msSlave},
+		{[]string{"shared"}, msSlave},
+		{[]string{"rslave", "rprivate"}, msPrivate},
+		{[]string{"rprivate", "rshared"}, msSlave},
+		{[]string{"rslave", "runbindable"}, msPrivate},
+	}
+	for _, c := range cases {
+		m := specs.Mount{Destination: "/v", Type: "bind", Source: "/s", Options: c.opts}
+		if got := propagation(m); got != c.want {
+			t.Errorf("propagation(%q) = %#x, want %#x", c.opts, got, c.want)
+		}
+		cands, err := Candidates(&specs.Spec{Mounts: []specs.Mount{m}}, podMap, nil)
+		if err != nil || len(cands) != 1 || cands[0].Propagation != c.want {
+			t.Errorf("Candidates(%q) = %+v, %v; want one with propagation %#x", c.opts, cands, err, c.want)
+		}
+	}
+}

@@ -174,3 +174,59 @@ ramfs_bundle() {
 	[ "$mode" = 4755 ]
 	grep -q 'cannot be idmapped: chowned' "$TESTDIR/log"
 }
+
+@test "volumes keep their propagation: host mounts made later reach the pod unless it is rprivate; the host's submounts stay" {
+	# The volume on a shared mount, as kubelet makes its pods directory
+	# (rshared) for mount propagation; this machine's / may be private.
+	mount --bind "$VOL" "$VOL"
+	mount --make-shared "$VOL"
+	mkdir -p "$VOL/sub" "$VOL/late"
+	mount -t tmpfs -o size=1m runc-userns-test-sub "$VOL/sub"
+	echo sub >"$VOL/sub/file"
+	b=$(pooled_bundle p)
+	add_bind "$b" "$VOL" /slave '["rbind", "rslave"]'
+	add_bind "$b" "$VOL" /shared '["rbind", "rshared"]'
+	add_bind "$b" "$VOL" /private '["rbind", "rprivate"]'
+	add_bind "$b" "$VOL" /plain '["rbind"]'
+	start_container "$b" p
+	# The staging mounts' detach took none of the host's submounts, nor
+	# the pod's copies of them.
+	mountpoint -q "$VOL/sub"
+	for d in slave shared private plain; do
+		[ "$(cexec p cat /$d/sub/file)" = sub ]
+		[ "$(cexec p stat -c %u /$d/root-file)" = 0 ]
+	done
+	mount -t tmpfs -o size=1m runc-userns-test-late "$VOL/late"
+	echo late >"$VOL/late/file"
+	for d in slave shared plain; do
+		[ "$(cexec p cat /$d/late/file)" = late ]
+	done
+	run cexec p cat /private/late/file
+	[ "$status" -ne 0 ]
+	wrapper delete --force p
+	mountpoint -q "$VOL/sub"
+	mountpoint -q "$VOL/late"
+	umount "$VOL/late" "$VOL/sub" "$VOL"
+	[ -z "$(staging_mounts)" ]
+}
+
+@test "explicit idmap of an rslave volume with a submount, no user namespace: the submount survives the staging mount's detach" {
+	# The state dir on a shared mount, as /run is on a systemd node: what
+	# is attached below it is shared unless made otherwise.
+	mkdir -p "$STATE_DIR"
+	mount --bind "$STATE_DIR" "$STATE_DIR"
+	mount --make-shared "$STATE_DIR"
+	mkdir -p "$VOL/sub"
+	mount -t tmpfs -o size=1m runc-userns-test-sub "$VOL/sub"
+	echo sub >"$VOL/sub/file"
+	b=$(setup_bundle e)
+	update_config "$b" '.mounts += [{destination: "/e", type: "bind", source: "'"$VOL"'", options: ["rbind", "rslave"],
+		uidMappings: [{containerID: 0, hostID: 100000, size: 65536}], gidMappings: [{containerID: 0, hostID: 100000, size: 65536}]}]'
+	start_container "$b" e
+	[ "$(cexec e cat /e/sub/file)" = sub ]
+	[ "$(cexec e stat -c %u /e/root-file)" = 100000 ]
+	wrapper delete --force e
+	mountpoint -q "$VOL/sub"
+	umount "$VOL/sub" "$STATE_DIR"
+	[ -z "$(staging_mounts)" ]
+}
