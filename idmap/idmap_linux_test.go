@@ -90,3 +90,46 @@ func TestPropagationConstants(t *testing.T) {
 		t.Fatalf("msPrivate %#x, msSlave %#x; want MS_PRIVATE %#x, MS_SLAVE %#x", msPrivate, msSlave, unix.MS_PRIVATE, unix.MS_SLAVE)
 	}
 }
+
+func TestShiftOwnersStopsAtMounts(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: chown and bind mounts")
+	}
+	// root/ holds the image's files; host/ is beside it on the same
+	// filesystem and is bind-mounted into root/ (a file and a directory),
+	// which a device comparison cannot tell from the image.
+	base := t.TempDir()
+	root, host := filepath.Join(base, "root"), filepath.Join(base, "host")
+	for _, d := range []string{root + "/etc", root + "/mnt", host + "/dir"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{root + "/etc/passwd", root + "/etc/hosts", host + "/hosts", host + "/dir/file"} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, b := range [][2]string{{host + "/hosts", root + "/etc/hosts"}, {host + "/dir", root + "/mnt"}} {
+		if err := unix.Mount(b[0], b[1], "", unix.MS_BIND, ""); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Unmount(b[1], unix.MNT_DETACH) })
+	}
+	n, err := ShiftOwners(root, 3000000000, 65536)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 { // root, etc, etc/passwd
+		t.Errorf("ShiftOwners changed %d entries, want 3", n)
+	}
+	for path, want := range map[string]uint32{root + "/etc/passwd": 3000000000, host + "/hosts": 0, host + "/dir": 0, host + "/dir/file": 0} {
+		var st unix.Stat_t
+		if err := unix.Lstat(path, &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Uid != want || st.Gid != want {
+			t.Errorf("%s owned by %d:%d after ShiftOwners, want %d", path, st.Uid, st.Gid, want)
+		}
+	}
+}
