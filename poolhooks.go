@@ -66,9 +66,9 @@ func memberAlive(lay layout, root, id string) bool {
 	return processAlive(st.InitPID, st.InitStart)
 }
 
-// scanContainers lists the ranges the containers under roots hold, from
-// the stamps on their specs (verified with this node's key: a pod author
-// controls annotations), plus the claims of creates in flight.
+// scanContainers lists the ranges the live containers under roots hold,
+// from the stamps on their specs (verified with this node's key: a pod
+// author controls annotations), plus the claims of creates in flight.
 func scanContainers(stateDir string, roots []string) ([]pool.Allocation, error) {
 	key, err := oci.StampKey(stateDir, false)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -94,6 +94,12 @@ func scanContainers(stateDir string, roots []string) ([]pool.Allocation, error) 
 			}
 			if err != nil {
 				return nil, fmt.Errorf("container %s: %w", id, err)
+			}
+			// A container whose init is gone holds nothing (reclaim's rule,
+			// memberAlive): one kept stopped for its logs may carry the
+			// stamp of a range reclaimed and given to another pod since.
+			if !processAlive(st.InitPID, st.InitStart) && !inflightBusy(layout(stateDir).inflight(root, id)) {
+				continue
 			}
 			v, ok := st.Annotation(oci.AnnotationStamp)
 			if !ok || key == nil {

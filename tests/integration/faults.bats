@@ -369,6 +369,32 @@ killed_then_gc() {
 	nothing_left "delete"
 }
 
+@test "a rebuild ignores the stamp of a stopped container kept for its logs, whose range went to another pod" {
+	local old new third
+	old=$(pooled_bundle old)
+	update_config "$old" '.process.args = ["true"]'
+	start_container "$old" old
+	for _ in $(seq 50); do
+		[ "$(plain_runc state old | jq -r .status)" = stopped ] && break
+		sleep 0.1
+	done
+	[ "$(plain_runc state old | jq -r .status)" = stopped ]
+	# kubelet keeps it (logs --previous); gc gives its range back.
+	run -0 "$WRAPPER" pool gc
+	[ "$(pool_json | jq length)" = 0 ]
+	new=$(pooled_bundle new)
+	start_container "$new" new
+	[ "$(pool_json | jq -r '.[] | select(.owner == "new") | .hostID')" = "$POOL_BASE" ]
+	rm -r "$STATE_DIR/pool.d"
+	# old's stamp says POOL_BASE too, but old holds nothing.
+	third=$(pooled_bundle third)
+	create_to_file third "$third"
+	[ "$status" = 0 ] || fail "create after the state was lost: $output"
+	[ "$(pool_json | jq -c '[.[] | {owner, hostID}] | sort_by(.hostID)')" = "[{\"owner\":\"new\",\"hostID\":$POOL_BASE},{\"owner\":\"third\",\"hostID\":$((POOL_BASE + 65536))}]" ]
+	for id in third new old; do wrapper delete --force $id; done
+	nothing_left "delete"
+}
+
 @test "the pool.json of an earlier release is read, then converted by the next create" {
 	local a b
 	a=$(pooled_bundle a)
