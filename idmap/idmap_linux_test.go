@@ -1,6 +1,7 @@
 package idmap
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/runc-userns/runc-userns/libuserns"
 )
 
 func TestResolveLowers(t *testing.T) {
@@ -131,5 +134,39 @@ func TestShiftOwnersStopsAtMounts(t *testing.T) {
 		if st.Uid != want || st.Gid != want {
 			t.Errorf("%s owned by %d:%d after ShiftOwners, want %d", path, st.Uid, st.Gid, want)
 		}
+	}
+}
+
+func TestIdmapOverAnIdmappedMount(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: user namespaces and mounts")
+	}
+	// src/inner is itself an idmapped mount, as another pod's staging
+	// mount is below /run while that pod is created.
+	base := t.TempDir()
+	src, inner := filepath.Join(base, "src"), filepath.Join(base, "src", "inner")
+	if err := os.MkdirAll(filepath.Join(base, "innersrc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := libuserns.PodMappings(3000000000, 65536)
+	ns, err := libuserns.NewUserns(m, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	if err := Mount(filepath.Join(base, "innersrc"), inner, int(ns.Fd()), false); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Unmount(inner, unix.MNT_DETACH) })
+	err = Probe(src, int(ns.Fd()), true)
+	if !errors.Is(err, ErrUnsupported) || !errors.Is(err, unix.EPERM) || !strings.Contains(err.Error(), "idmapped already") {
+		t.Fatalf("Probe of a tree holding an idmapped mount = %v, want ErrUnsupported for EPERM, with the hint", err)
+	}
+	// Not recursive, the submount is not part of the clone.
+	if err := Probe(src, int(ns.Fd()), false); err != nil {
+		t.Fatalf("Probe of the tree alone = %v", err)
 	}
 }

@@ -48,6 +48,13 @@ func clone(src string, usernsFd int, recursive bool, propagation uintptr) (int, 
 		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP) {
 			return -1, fmt.Errorf("failed to set MOUNT_ATTR_IDMAP on %s (%s): %w (maybe the source filesystem doesn't support idmap mounts on this kernel?): %w", src, fstype, err, ErrUnsupported)
 		}
+		if errors.Is(err, unix.EPERM) {
+			// The kernel idmaps a mount once: the source, or a mount
+			// below it (a staging mount of another pod's under /run), is
+			// idmapped already, or its filesystem belongs to another
+			// user namespace.
+			return -1, fmt.Errorf("failed to set MOUNT_ATTR_IDMAP on %s (%s): %w (is it, or a mount below it, idmapped already, or mounted from another user namespace?): %w", src, fstype, err, ErrUnsupported)
+		}
 		return -1, fmt.Errorf("failed to set MOUNT_ATTR_IDMAP on %s (%s): %w", src, fstype, err)
 	}
 	return tree, nil
