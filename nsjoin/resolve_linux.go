@@ -147,7 +147,7 @@ func Resolve(o Options) (*Target, error) {
 		return nil, refuse(ErrHostPID, "%s: container %s runs in the host's PID namespace", what, o.Target)
 	}
 	if foreign && !sameFile(owner, initUserns) {
-		return nil, refuse(ErrUserns, "%s: its PID namespace belongs to another user namespace than its init process %d runs in, whose ID mappings could not be read", what, p.pid)
+		return nil, refuse(ErrUserns, "%s: its PID namespace is owned by user namespace %s, but its init process %d runs in %s (it joined that PID namespace and made a user namespace of its own), and a container joins a PID namespace only with the user namespace that owns it: refer to the container that created the PID namespace (its pod's sandbox, or the container it joined) instead", what, nsName(owner), p.pid, nsName(initUserns))
 	}
 
 	if err := os.MkdirAll(o.PinDir, 0o711); err != nil {
@@ -210,11 +210,14 @@ func openInit(pid int, start uint64) (*initProc, error) {
 		return nil, fmt.Errorf("its runc state records no init process (PID %d)", pid)
 	}
 	pidfd, err := unix.PidfdOpen(pid, 0)
-	if errors.Is(err, unix.ESRCH) {
+	switch {
+	case errors.Is(err, unix.ESRCH), errors.Is(err, unix.EINVAL):
+		// EINVAL: the PID is now a thread's, not a process's.
 		return nil, fmt.Errorf("its init process %d has exited", pid)
-	}
-	if err != nil {
+	case errors.Is(err, unix.ENOSYS):
 		return nil, fmt.Errorf("open init process %d: %w (pidfd_open needs Linux >= 5.3)", pid, os.NewSyscallError("pidfd_open", err))
+	case err != nil:
+		return nil, fmt.Errorf("open init process %d: %w", pid, os.NewSyscallError("pidfd_open", err))
 	}
 	dir, err := unix.Open(fmt.Sprintf("/proc/%d", pid), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -325,6 +328,16 @@ func hostPID(ns *os.File) bool {
 func sameAs(f *os.File, path string) bool {
 	var a, b unix.Stat_t
 	return unix.Fstat(int(f.Fd()), &a) == nil && unix.Stat(path, &b) == nil && a.Dev == b.Dev && a.Ino == b.Ino
+}
+
+// nsName names an open namespace as the kernel does in /proc/<pid>/ns
+// links ("user:[4026531837]"), or "?" when it cannot be stat'ed.
+func nsName(f *os.File) string {
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil {
+		return "?"
+	}
+	return fmt.Sprintf("user:[%d]", st.Ino)
 }
 
 // sameFile reports whether two open files are the same inode.
