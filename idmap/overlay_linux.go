@@ -89,15 +89,31 @@ func resolveLowers(o *Overlay) error {
 	return nil
 }
 
+// WorkDir is the work directory of the overlay StageOverlay builds on o:
+// beside o's, on its filesystem (overlayfs wants upper and work on one),
+// inside the snapshot or layer directory that containerd or podman remove
+// with the container ("" for an overlay without an upper layer).
+func WorkDir(o *Overlay) string {
+	if o.Work == "" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(o.Work), "runc-userns-work")
+}
+
 // StageOverlay builds at dst an overlay equivalent to o whose lower layers
 // are idmapped clones (attached under layersDir/N) seen through usernsFd,
-// and whose upper and work directories are owned by uid:gid, the pod's
-// root, so that it can write its rootfs. The overlay itself cannot be
-// idmapped (EINVAL), nor can its upper layer: files the container writes
-// land in the upper directory with the pod's host IDs. Only the upper and
-// work directories' own owners change (two inodes, whatever the image's
-// size); entries already in a non-empty upper keep their host owners and
-// look unmapped (nobody) inside unless they belong to the pod's range.
+// and whose upper directory is owned by uid:gid, the pod's root, so that
+// it can write its rootfs. The overlay itself cannot be idmapped (EINVAL),
+// nor can its upper layer: files the container writes land in the upper
+// directory with the pod's host IDs. Only the upper directory's own owner
+// changes (one inode, whatever the image's size); entries already in a
+// non-empty upper keep their host owners and look unmapped (nobody)
+// inside unless they belong to the pod's range.
+//
+// It shares o's upper directory but not its work directory: a mount
+// recreates its work directory's "work" entry, which leaves the first
+// overlay's copy-up broken (EPERM) for writes through the original mount
+// (podman cp, nerdctl cp). Its own is WorkDir(o), beside o's.
 func StageOverlay(o *Overlay, dst, layersDir string, usernsFd, uid, gid int) error {
 	if err := os.MkdirAll(layersDir, 0o711); err != nil {
 		return err
@@ -128,18 +144,20 @@ func StageOverlay(o *Overlay, dst, layersDir string, usernsFd, uid, gid int) err
 			return fmt.Errorf("overlay of %d lower layers: its mount options take %d bytes, more than a page even with short layer names", len(lower), n)
 		}
 	}
-	for _, d := range []string{o.Upper, o.Work} {
-		if d == "" {
-			continue
-		}
-		if err := os.Lchown(d, uid, gid); err != nil {
+	staged := *o
+	if o.Upper != "" {
+		if err := os.Lchown(o.Upper, uid, gid); err != nil {
 			return fmt.Errorf("give the overlay's upper layer to the pod's root: %w", err)
+		}
+		staged.Work = WorkDir(o)
+		if err := os.Mkdir(staged.Work, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("work directory of the idmapped overlay: %w", err)
 		}
 	}
 	if err := os.Mkdir(dst, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return err
 	}
-	data := o.Options(lower)
+	data := staged.Options(lower)
 	if err := unix.Mount("overlay", dst, "overlay", 0, data); err != nil {
 		hint := ""
 		if errors.Is(err, unix.EBUSY) {

@@ -50,6 +50,11 @@ teardown() {
 	# The container's view is consistent: what it wrote is root's.
 	[ "$(cexec ov stat -c %u:%g /newfile)" = 0:0 ]
 	[ -z "$(staging_mounts)" ]
+	# The original overlay still copies up (podman cp and nerdctl cp write
+	# through it): the staged one has a work directory of its own.
+	echo host >"$B/rootfs/bin/from-host"
+	[ "$(cat "$L/upper/bin/from-host")" = host ]
+	[ -d "$L/runc-userns-work" ]
 }
 
 @test "overlay rootfs with a non-empty upper: entries the pod's root did not write look unmapped" {
