@@ -704,6 +704,12 @@ func (c *creation) ensurePin(owner string, alloc pool.Allocation, mapping []spec
 		}
 	} else if !c.req.Pod.Sandbox {
 		return nil, fmt.Errorf("pod %s: its user namespace pin: %w (the sandbox is gone or was not created by runc-userns): recreate the pod", owner, err)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		// Not a pin (a plain file a create killed before its mount left,
+		// say): the sandbox makes a new one in its place.
+		if err := libuserns.Unpin(pin); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(c.lay.podDir(owner), 0o711); err != nil {
 		return nil, err

@@ -107,6 +107,16 @@ killed_create() {
 	killed_create allocated
 }
 
+@test "a plain file where the pod's pin goes (a create killed before its mount) does not stop the sandbox's create" {
+	b=$(pooled_bundle stale)
+	mkdir -p "$STATE_DIR/pods/stale"
+	: >"$STATE_DIR/pods/stale/userns"
+	start_container "$b" stale
+	[ "$(cexec stale cat /proc/self/uid_map | awk '{print $2}')" = "$POOL_BASE" ]
+	wrapper delete --force stale
+	nothing_left "delete"
+}
+
 @test "killed after the pod's user namespace was pinned" {
 	killed_create pinned
 }
