@@ -803,7 +803,7 @@ func (c *creation) chownRootfs(src, staged string, root int) error {
 // what an older create staged without it (an umount of a plain directory
 // fails at once, EINVAL).
 func detachStaged(lay layout, root, id string) error {
-	for _, dir := range []string{lay.stagedRootfs(root, id), lay.mountsDir(root, id), lay.layersDir(root, id)} {
+	for _, dir := range stagingMounts(lay.containerDir(root, id)) {
 		if err := idmap.Detach(dir); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/runc-userns/runc-userns/idmap"
 	"github.com/runc-userns/runc-userns/pool"
 )
 
@@ -281,8 +282,21 @@ func sweepInflight(lay layout) (int, error) {
 			_, serr := os.Stat(filepath.Join(rec.Root, rec.Member, "state.json"))
 			stale = errors.Is(serr, os.ErrNotExist)
 		}
-		if stale && os.Remove(path) == nil {
-			n++
+		if stale {
+			// A create killed while runc ran may have left the pins of a
+			// container:<ID> target's namespaces (which keep them alive)
+			// and staging mounts. For a container runc has they are gone
+			// already (dropped once runc create returned), so this is
+			// harmless then; the directories stay for its delete.
+			if dir, ok := lay.markerContainerDir(e.Name()); ok {
+				_ = releasePIDJoin(dir)
+				for _, d := range stagingMounts(dir) {
+					_ = idmap.Detach(d)
+				}
+			}
+			if os.Remove(path) == nil {
+				n++
+			}
 		}
 		f.Close()
 	}

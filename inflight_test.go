@@ -151,3 +151,17 @@ func TestAwaitNoCreate(t *testing.T) {
 		})
 	}
 }
+
+func TestMarkerContainerDir(t *testing.T) {
+	lay := layout("/s")
+	root, id := "/run/containerd/runc/k8s.io", "a-b_c.1"
+	marker := filepath.Base(lay.inflight(root, id))
+	if got, ok := lay.markerContainerDir(marker); !ok || got != lay.containerDir(root, id) {
+		t.Fatalf("markerContainerDir(%q) = %q, %v; want %q", marker, got, ok, lay.containerDir(root, id))
+	}
+	for _, bad := range []string{"", "abc", "0123456789ab", "0123456789ab-", "0123456789AB-x", "0123456789a-x", "0123456789abc-x", "0123456789ab-..", "0123456789ab-a/b", ".NAME.tmp-123"} {
+		if got, ok := lay.markerContainerDir(bad); ok {
+			t.Errorf("markerContainerDir(%q) = %q, want none", bad, got)
+		}
+	}
+}

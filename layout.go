@@ -5,6 +5,9 @@ import (
 	"encoding/hex"
 	"path/filepath"
 	"strconv"
+	"strings"
+
+	"github.com/runc-userns/runc-userns/internal/oci"
 )
 
 // layout names the files under stateDir (see README "State directory").
@@ -40,12 +43,30 @@ func (l layout) containerDir(root, id string) string {
 	return filepath.Join(string(l), "containers", hex.EncodeToString(sum[:6]), id)
 }
 
+// markerContainerDir is the container directory of the in-flight marker
+// named name ("<root hash>-<id>": inflight names it with containerDir's
+// hash).
+func (l layout) markerContainerDir(name string) (string, bool) {
+	hash, id, ok := strings.Cut(name, "-")
+	if !ok || len(hash) != 12 || strings.Trim(hash, "0123456789abcdef") != "" || oci.ValidateID(id) != nil {
+		return "", false
+	}
+	return filepath.Join(string(l), "containers", hash, id), true
+}
+
+// stagingMounts are the mount points in a container directory that hold
+// its staging mounts: the rootfs, and the staging directories of its bind
+// mounts and overlay layers (idmap.StageDir).
+func stagingMounts(containerDir string) []string {
+	return []string{filepath.Join(containerDir, "rootfs"), filepath.Join(containerDir, "mounts"), filepath.Join(containerDir, "layers")}
+}
+
 func (l layout) stagedRootfs(root, id string) string {
-	return filepath.Join(l.containerDir(root, id), "rootfs")
+	return stagingMounts(l.containerDir(root, id))[0]
 }
 
 func (l layout) mountsDir(root, id string) string {
-	return filepath.Join(l.containerDir(root, id), "mounts")
+	return stagingMounts(l.containerDir(root, id))[1]
 }
 
 func (l layout) stagedMount(root, id string, index int) string {
@@ -53,5 +74,5 @@ func (l layout) stagedMount(root, id string, index int) string {
 }
 
 func (l layout) layersDir(root, id string) string {
-	return filepath.Join(l.containerDir(root, id), "layers")
+	return stagingMounts(l.containerDir(root, id))[2]
 }

@@ -454,3 +454,24 @@ killed_then_gc() {
 	wrapper delete --force target
 	[ "$(pool_json | jq length)" = 0 ]
 }
+
+@test "pool gc after a container:<ID> join was killed while pinned: the target's namespaces are unpinned, the target runs on" {
+	t=$(pooled_bundle target)
+	b=$(setup_bundle g-joined)
+	annotate "$b" runc-userns.io/pid-namespace container:target
+	start_container "$t" target
+	local status=0
+	env RUNC_USERNS_TEST_KILL_AT=joined "$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" g-joined \
+		</dev/null >"$TESTDIR/g-joined.out" 2>&1 || status=$?
+	[ "$status" = 137 ] || fail "create was not killed at joined: status $status, output $(cat "$TESTDIR/g-joined.out")"
+	[ -n "$(staging_mounts)" ]
+	# No delete comes (its shim died too): gc drops the pins.
+	run -0 "$WRAPPER" pool gc
+	[ -z "$(staging_mounts)" ] || fail "pins left after gc: $(staging_mounts)"
+	[ "$(pool_json | jq -r '[.[].owner] | join(",")')" = target ]
+	cexec target true
+	run wrapper delete --force g-joined
+	[ -z "$(ls "$STATE_DIR/containers/"*/g-joined 2>/dev/null)" ] || fail "container dir left"
+	wrapper delete --force target
+	[ "$(pool_json | jq length)" = 0 ]
+}
