@@ -175,14 +175,27 @@ func hasNetjoinStamp(stateJSON []byte) bool {
 }
 
 // netjoinsUnder reports whether any container under runc root has a stamp
-// that removed its network namespace.
+// that removed its network namespace. The substrings only select what to
+// decode: a pod author can put both in any annotation value, and so, had
+// they been enough, refuse every unparsed exec under the root. (A stamp
+// that does not verify never reaches runc's state: create refuses it.)
 func netjoinsUnder(root string) bool {
 	list, err := os.ReadDir(root)
 	if err != nil {
 		return false
 	}
 	for _, e := range list {
-		if raw, err := os.ReadFile(filepath.Join(root, e.Name(), "state.json")); err == nil && hasNetjoinStamp(raw) {
+		path := filepath.Join(root, e.Name(), "state.json")
+		raw, err := os.ReadFile(path)
+		if err != nil || !hasNetjoinStamp(raw) {
+			continue
+		}
+		st, err := runc.ParseState(raw, path)
+		if err != nil {
+			return true // in doubt: it may be one
+		}
+		v, _ := st.Annotation(oci.AnnotationStamp)
+		if stamp, err := oci.DecodeStamp(v); err == nil && stamp.Netns != "" {
 			return true
 		}
 	}

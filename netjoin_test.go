@@ -142,6 +142,12 @@ func TestNetjoinOf(t *testing.T) {
 	}
 	other := t.TempDir()
 	writeState(t, other, "stamped", stamp("", key))
+	// A pod author's annotations holding both strings netjoinOf looks for
+	// first: not a stamp.
+	writeState(t, other, "lookalike", map[string]string{"x": oci.AnnotationStamp + `={"netns":"/proc/1/ns/net"}`})
+	if raw, _ := os.ReadFile(filepath.Join(other, "lookalike", "state.json")); !hasNetjoinStamp(raw) {
+		t.Fatalf("the lookalike state does not pass netjoinOf's first look: %s", raw)
+	}
 	if netjoinsUnder(other) || netjoinsUnder(filepath.Join(other, "none")) {
 		t.Error("netjoinsUnder: no container of that root had its network namespace entered")
 	}
