@@ -74,7 +74,9 @@ func (a *app) delete() int {
 	}
 	// No state.json, but a create of the ID may still be running (a
 	// retried or early delete): what it has taken is not ours to release.
-	if err := awaitNoCreate(layout(stateDir), root, id); err != nil {
+	// The marker stays locked until the release is done.
+	marker, err := holdForRelease(layout(stateDir), root, id)
+	if err != nil {
 		err = fmt.Errorf("container %s: %w", id, err)
 		if status == 0 {
 			return a.fail(err)
@@ -82,7 +84,9 @@ func (a *app) delete() int {
 		a.log.Warn(err)
 		return status
 	}
-	if err := release(stateDir, root, id, owner, a.log); err != nil {
+	err = release(stateDir, root, id, owner, a.log)
+	marker.Close()
+	if err != nil {
 		pod := "its pod"
 		if owner != "" {
 			pod = "pod " + owner
@@ -104,11 +108,24 @@ func (a *app) delete() int {
 // release detaches a container's staging mount and takes it out of its
 // pod's range; the pod's last container returns the range and unpins the
 // pod's user namespace. Idempotent: containerd calls delete more than once.
+//
+// The in-flight marker goes last: a delete that found no state.json holds
+// its lock meanwhile (holdForRelease), and a lock excludes a create of the
+// same ID only while the marker's path names the locked file.
 func release(stateDir, root, id, owner string, log logrus.FieldLogger) error {
 	lay := layout(stateDir)
-	if err := removeLeftovers(lay, root, id); err != nil {
+	if err := releaseContainer(lay, root, id, owner, log); err != nil {
 		return err
 	}
+	return removeInflight(lay, root, id)
+}
+
+// releaseContainer is release but for the in-flight marker.
+func releaseContainer(lay layout, root, id, owner string, log logrus.FieldLogger) error {
+	if err := removeStagedAndPins(lay, root, id); err != nil {
+		return err
+	}
+	stateDir := string(lay)
 	if !poolExists(stateDir) {
 		return nil // no pool here: nothing was ever allocated
 	}
@@ -136,13 +153,18 @@ func release(stateDir, root, id, owner string, log logrus.FieldLogger) error {
 // removeLeftovers removes what a container leaves beside its range: its
 // PID-join pins, staging mounts and directories, and in-flight marker.
 func removeLeftovers(lay layout, root, id string) error {
-	if err := releasePIDJoin(lay.containerDir(root, id)); err != nil {
-		return err
-	}
-	if err := removeStaged(lay, root, id); err != nil {
+	if err := removeStagedAndPins(lay, root, id); err != nil {
 		return err
 	}
 	return removeInflight(lay, root, id)
+}
+
+// removeStagedAndPins is removeLeftovers but for the in-flight marker.
+func removeStagedAndPins(lay layout, root, id string) error {
+	if err := releasePIDJoin(lay.containerDir(root, id)); err != nil {
+		return err
+	}
+	return removeStaged(lay, root, id)
 }
 
 // poolExists reports whether stateDir holds a pool's records (or an older

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,20 +74,50 @@ var errRuncHas = errors.New("runc has a container of this ID")
 var inflightWait = 500 * time.Millisecond
 
 // deleteWait bounds how long a delete that found no state.json waits for
-// the container's marker to be let go of (awaitNoCreate).
+// the container's marker to be let go of (holdForRelease).
 var deleteWait = 2 * time.Second
 
 // acquireInflight locks container id's marker exclusively and leaves the
 // descriptor inheritable. It fails with errRuncHas when runc has the
 // container, and with an error naming the marker when another create of it
-// holds the lock. The path is checked to still name the locked file,
-// because pool gc unlinks stale markers while holding their lock.
+// holds the lock (lockInflight).
 func acquireInflight(lay layout, root, id string) (*os.File, error) {
+	f, err := lockInflight(lay, root, id, inflightWait)
+	if errors.Is(err, errMarkerBusy) {
+		return nil, fmt.Errorf("another create of this container is running, or a delete of it is releasing what it held (its in-flight marker %s is locked): nothing was changed; wait for that to end, or delete the container", lay.inflight(root, id))
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Inheritable, and above every fd open now: the caller's fds,
+	// which --preserve-fds hands to the container, are all below it,
+	// so a gap among them can never make the marker one of them.
+	nfd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD, highestFD()+1)
+	f.Close() // the lock stays: it belongs to the open file description
+	if err != nil {
+		return nil, fmt.Errorf("in-flight marker %s: dup: %w", lay.inflight(root, id), err)
+	}
+	return os.NewFile(uintptr(nfd), lay.inflight(root, id)), nil
+}
+
+// errMarkerBusy: someone else held the marker for all of the wait.
+var errMarkerBusy = errors.New("in-flight marker locked")
+
+// lockInflight creates if need be and locks container id's marker
+// exclusively (close-on-exec), retrying for up to wait while someone else
+// holds it: a reclaim or pool gc for microseconds, a create for as long as
+// runc create runs, a delete while it releases. It fails with errRuncHas
+// when runc has the container (checked under the lock: a create that held
+// it has written state.json before letting go of it), and with an error
+// wrapping errMarkerBusy after the wait. The path is checked to still name
+// the locked file, because pool gc and delete unlink markers while holding
+// their lock.
+func lockInflight(lay layout, root, id string, wait time.Duration) (*os.File, error) {
 	if err := os.MkdirAll(lay.inflightDir(), 0o700); err != nil {
 		return nil, fmt.Errorf("in-flight marker: %w", err)
 	}
 	path := lay.inflight(root, id)
-	deadline := time.Now().Add(inflightWait)
+	deadline := time.Now().Add(wait)
 	for range 1000 {
 		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err != nil {
@@ -103,7 +134,7 @@ func acquireInflight(lay layout, root, id string) (*os.File, error) {
 				return nil, fmt.Errorf("in-flight marker: %w", &os.PathError{Op: "flock", Path: path, Err: err})
 			}
 			if time.Now().After(deadline) {
-				return nil, fmt.Errorf("another create of this container is running (its in-flight marker %s is locked): nothing was changed; wait for that create to end, or delete the container", path)
+				return nil, fmt.Errorf("%w: %s", errMarkerBusy, path)
 			}
 			time.Sleep(2 * time.Millisecond)
 			continue
@@ -111,24 +142,14 @@ func acquireInflight(lay layout, root, id string) (*os.File, error) {
 		held, err1 := f.Stat()
 		named, err2 := os.Lstat(path)
 		if err1 != nil || err2 != nil || !os.SameFile(held, named) {
-			f.Close() // unlinked by pool gc between open and flock: again
+			f.Close() // unlinked by pool gc or a delete between open and flock: again
 			continue
 		}
-		// Checked under the lock: a create that held it has written
-		// state.json before letting go of it.
 		if runcHas(root, id) {
 			f.Close()
 			return nil, errRuncHas
 		}
-		// Inheritable, and above every fd open now: the caller's fds,
-		// which --preserve-fds hands to the container, are all below it,
-		// so a gap among them can never make the marker one of them.
-		nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD, highestFD()+1)
-		f.Close() // the lock stays: it belongs to the open file description
-		if err != nil {
-			return nil, fmt.Errorf("in-flight marker %s: dup: %w", path, err)
-		}
-		return os.NewFile(uintptr(nfd), path), nil
+		return f, nil
 	}
 	return nil, fmt.Errorf("in-flight marker %s keeps being replaced", path)
 }
@@ -139,28 +160,25 @@ func runcHas(root, id string) bool {
 	return !errors.Is(err, os.ErrNotExist)
 }
 
-// awaitNoCreate waits for a create of container id that is still in flight
-// to end, for a delete that found no state.json: what such a create has
-// taken is its own until runc has the container or the create has undone
-// it. It fails, and nothing may be released, when the create goes on past
-// the wait or runc has the container at the end of it.
-func awaitNoCreate(lay layout, root, id string) error {
-	path := lay.inflight(root, id)
-	// A created container's init, killed by runc delete, lets go of the
-	// marker as it exits; a create in flight holds it until runc has
-	// written state.json. The marker is looked at first: a create that
-	// ends between the two looks has written state.json by then.
-	deadline := time.Now().Add(deleteWait)
-	for {
-		busy := inflightBusy(path)
-		if runcHas(root, id) || (busy && time.Now().After(deadline)) {
-			return fmt.Errorf("a create of it is still running (its in-flight marker %s is locked, or runc has it again): nothing was released; delete it again once that create has ended", path)
-		}
-		if !busy {
-			return nil
-		}
-		time.Sleep(5 * time.Millisecond)
+// holdForRelease locks container id's marker for a delete that found no
+// state.json, and holds it while the delete releases what the container
+// held (the caller closes it after; removeLeftovers unlinks it while it is
+// held): a create of the same ID waits meanwhile instead of allocating
+// what is being released. What a create still in flight has taken is its
+// own until runc has the container or the create has undone it, so this
+// waits up to deleteWait for the marker (a created container's init,
+// killed by runc delete, lets go of it as it exits). It fails, and nothing
+// may be released, when someone holds it past the wait or runc has the
+// container.
+func holdForRelease(lay layout, root, id string) (*os.File, error) {
+	f, err := lockInflight(lay, root, id, deleteWait)
+	switch {
+	case errors.Is(err, errRuncHas):
+		return nil, errors.New("runc has it again (a create of the same ID ran meanwhile): nothing was released; delete it again")
+	case errors.Is(err, errMarkerBusy):
+		return nil, fmt.Errorf("a create of it is still running (its in-flight marker %s is locked): nothing was released; delete it again once that create has ended", lay.inflight(root, id))
 	}
+	return f, err
 }
 
 // writeInflight records the claim in the marker (under the pool's lock:
@@ -275,8 +293,16 @@ func sweepInflight(lay layout) (int, error) {
 		if !ok || f == nil {
 			continue
 		}
+		// Unlinked and made again between the open and the lock: the new
+		// one is a create's (or a delete's), not this sweep's to judge.
+		held, err1 := f.Stat()
+		named, err2 := os.Lstat(path)
+		if err1 != nil || err2 != nil || !os.SameFile(held, named) {
+			f.Close()
+			continue
+		}
 		var rec inflightRecord
-		data, err := os.ReadFile(path)
+		data, err := io.ReadAll(f)
 		stale := err == nil && len(data) == 0
 		if err == nil && len(data) > 0 && json.Unmarshal(data, &rec) == nil && filepath.IsAbs(rec.Root) {
 			_, serr := os.Stat(filepath.Join(rec.Root, rec.Member, "state.json"))

@@ -105,7 +105,7 @@ func TestAcquireInflightAfterRelease(t *testing.T) {
 	second.Close()
 }
 
-func TestAwaitNoCreate(t *testing.T) {
+func TestHoldForRelease(t *testing.T) {
 	shortWaits(t)
 	tests := []struct {
 		name      string
@@ -141,12 +141,23 @@ func TestAwaitNoCreate(t *testing.T) {
 					}
 				}
 			}
-			err := awaitNoCreate(lay, root, "c1")
+			held, err := holdForRelease(lay, root, "c1")
 			if (err != nil) != tt.wantErr {
-				t.Fatalf("awaitNoCreate: %v, want an error: %v", err, tt.wantErr)
+				t.Fatalf("holdForRelease: %v, want an error: %v", err, tt.wantErr)
 			}
-			if err != nil && !strings.Contains(err.Error(), "nothing was released") {
-				t.Errorf("awaitNoCreate: %v: does not say nothing was released", err)
+			if err != nil {
+				if !strings.Contains(err.Error(), "nothing was released") {
+					t.Errorf("holdForRelease: %v: does not say nothing was released", err)
+				}
+				return
+			}
+			// Held: a create of the same ID waits, then gives up.
+			defer held.Close()
+			if f, err := acquireInflight(lay, root, "c1"); err == nil || !strings.Contains(err.Error(), "another create of this container is running") {
+				if f != nil {
+					f.Close()
+				}
+				t.Fatalf("a create while the release holds the marker: %v, want it refused", err)
 			}
 		})
 	}
