@@ -30,8 +30,13 @@ func (p *Pool) update(root string, fn func(rs *records) error) error {
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	if unlock != nil {
+		defer unlock()
+	}
 	rs, err := p.load(true)
+	if rs != nil {
+		rs.unlocked = unlock == nil
+	}
 	if cause := p.needsRebuild(rs, err); cause != nil {
 		if rs, err = p.rebuildState(cause, root); err != nil {
 			return err
@@ -57,7 +62,9 @@ func (p *Pool) view(fn func(rs *records) error) error {
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	if unlock != nil {
+		defer unlock()
+	}
 	rs, err := p.load(false)
 	if err != nil {
 		return err
@@ -68,39 +75,48 @@ func (p *Pool) view(fn func(rs *records) error) error {
 // lock opens the lock file (its own open file description: flock locks
 // belong to it, so two calls in one process exclude each other as two
 // processes do) and flocks it. A missing state directory is not created:
-// the returned unlock is a no-op and load finds an empty pool. A shared
-// (read-only) lock never creates the lock file: readers such as
+// unlock is then nil (no lock taken) and load finds an empty pool. A
+// shared (read-only) lock never creates the lock file: readers such as
 // `pool ls` and `doctor` write nothing. Without a lock file nobody has
 // written the state yet, and records (and an older release's state file)
 // are only ever replaced by rename, so reading them unlocked sees whole
-// files or none.
+// files or none. A lock file removed and made again while a call held it
+// (an operator clearing a "stale" lock) would let two calls hold "the"
+// lock at once: after flock the path must still name the locked file.
 func (p *Pool) lock(how int) (unlock func(), err error) {
 	path := filepath.Join(p.dir, LockFile)
 	flags := unix.O_RDWR | unix.O_CREAT
 	if how == unix.LOCK_SH {
 		flags = unix.O_RDONLY
 	}
-	fd, err := unix.Open(path, flags|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
-	if errors.Is(err, unix.ENOENT) {
-		if _, serr := os.Stat(p.dir); errors.Is(serr, os.ErrNotExist) || how == unix.LOCK_SH {
-			return func() {}, nil
+	for range 100 {
+		fd, err := unix.Open(path, flags|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+		if errors.Is(err, unix.ENOENT) {
+			if _, serr := os.Stat(p.dir); errors.Is(serr, os.ErrNotExist) || how == unix.LOCK_SH {
+				return nil, nil
+			}
 		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("user namespace pool lock: %w", &os.PathError{Op: "open", Path: path, Err: err})
-	}
-	for {
-		err = unix.Flock(fd, how)
-		if !errors.Is(err, unix.EINTR) {
-			break
+		if err != nil {
+			return nil, fmt.Errorf("user namespace pool lock: %w", &os.PathError{Op: "open", Path: path, Err: err})
 		}
+		for {
+			err = unix.Flock(fd, how)
+			if !errors.Is(err, unix.EINTR) {
+				break
+			}
+		}
+		if err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("user namespace pool lock: %w", &os.PathError{Op: "flock", Path: path, Err: err})
+		}
+		var held, named unix.Stat_t
+		if unix.Fstat(fd, &held) == nil && unix.Stat(path, &named) == nil && held.Dev == named.Dev && held.Ino == named.Ino {
+			// Closing the only fd of the description drops the lock.
+			return func() { unix.Close(fd) }, nil
+		}
+		unix.Close(fd) // removed or replaced meanwhile: lock the one there now
 	}
-	if err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("user namespace pool lock: %w", &os.PathError{Op: "flock", Path: path, Err: err})
-	}
-	// Closing the only fd of the description drops the lock.
-	return func() { unix.Close(fd) }, nil
+	return nil, fmt.Errorf("user namespace pool lock %s keeps being replaced: leave it alone", path)
 }
 
 // errStateMissing is load's answer for a missing RecordDir of a pool

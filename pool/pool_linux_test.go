@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 const base = uint32(1 << 31)
@@ -515,5 +517,48 @@ func BenchmarkAllocateRelease(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A lock file removed while held (an operator clearing a "stale" lock):
+// a caller that was waiting on the old file must not run beside one that
+// locked the new file.
+func TestLockFileReplacedWhileHeld(t *testing.T) {
+	p := testPool(t, 2)
+	mustAllocate(t, p, "pod", "/r", "pod") // makes the state dir and lock file
+	unlockA, err := p.lock(unix.LOCK_EX)
+	if err != nil || unlockA == nil {
+		t.Fatalf("lock A: %v", err)
+	}
+	bHeld := make(chan func())
+	go func() {
+		unlockB, err := p.lock(unix.LOCK_EX)
+		if err != nil {
+			t.Error(err)
+		}
+		bHeld <- unlockB
+	}()
+	time.Sleep(20 * time.Millisecond) // B waits on the old file
+	if err := os.Remove(filepath.Join(p.dir, LockFile)); err != nil {
+		t.Fatal(err)
+	}
+	unlockC, err := p.lock(unix.LOCK_EX) // makes and locks a new file
+	if err != nil || unlockC == nil {
+		t.Fatalf("lock C: %v", err)
+	}
+	unlockA()
+	select {
+	case unlockB := <-bHeld:
+		unlockB()
+		unlockC()
+		t.Fatal("B got the lock on the removed file while C holds the new one")
+	case <-time.After(50 * time.Millisecond):
+	}
+	unlockC()
+	select {
+	case unlockB := <-bHeld:
+		unlockB()
+	case <-time.After(5 * time.Second):
+		t.Fatal("B never got the lock after C let go")
 	}
 }

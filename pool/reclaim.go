@@ -74,6 +74,12 @@ func (p *Pool) Reclaim() ([]Allocation, error) {
 // owner a range, and an owner that holds one is in held.
 func (p *Pool) Sweep(fn func(held map[string]bool) error) error {
 	return p.update("", func(rs *records) error {
+		if rs.unlocked {
+			// No state directory when update looked: nothing to sweep,
+			// and whatever is there now is a first create's, made
+			// after that look and not under a lock fn would hold.
+			return nil
+		}
 		all, err := rs.all()
 		if err != nil {
 			return err

@@ -19,7 +19,10 @@ type records struct {
 	entries []entry // one per record file, in readdir order
 	missing bool    // no RecordDir and no state file
 	rebuilt bool    // rebuilt from Hooks.Scan in this call
-	legacy  *state  // a version 1 state file, read under a shared lock
+	// unlocked: the state directory was missing, so no lock was taken
+	// (an empty pool nothing can change; see lock).
+	unlocked bool
+	legacy   *state // a version 1 state file, read under a shared lock
 }
 
 type entry struct {
