@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/runc-userns/runc-userns/idmap"
+	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/pool"
 )
 
@@ -303,8 +304,11 @@ func sweepInflight(lay layout) (int, error) {
 		}
 		var rec inflightRecord
 		data, err := io.ReadAll(f)
-		stale := err == nil && len(data) == 0
-		if err == nil && len(data) > 0 && json.Unmarshal(data, &rec) == nil && filepath.IsAbs(rec.Root) {
+		// Nobody holds it. Empty (no claim), or content no create writes
+		// (only a locked marker's claim is ever read): stale. A claim of a
+		// container runc has stays until its delete.
+		stale := err == nil
+		if err == nil && len(data) > 0 && json.Unmarshal(data, &rec) == nil && filepath.IsAbs(rec.Root) && oci.ValidateID(rec.Member) == nil {
 			_, serr := os.Stat(filepath.Join(rec.Root, rec.Member, "state.json"))
 			stale = errors.Is(serr, os.ErrNotExist)
 		}

@@ -176,3 +176,42 @@ func TestMarkerContainerDir(t *testing.T) {
 		}
 	}
 }
+
+func TestSweepInflight(t *testing.T) {
+	lay, root := inflightEnv(t, "live", true) // runc has "live"
+	write := func(id, content string) {
+		t.Helper()
+		if err := os.MkdirAll(lay.inflightDir(), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(lay.inflight(root, id), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := func(id string) string {
+		return `{"owner":"pod","hostID":1,"size":65536,"root":"` + root + `","member":"` + id + `"}`
+	}
+	write("empty", "")
+	write("garbage", "\x00{not json")
+	write("relative", `{"owner":"pod","hostID":1,"size":65536,"root":"rel","member":"x"}`)
+	write("gone", claim("gone"))
+	write("live", claim("live"))
+	busy, err := acquireInflight(lay, root, "busy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	n, err := sweepInflight(lay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 {
+		t.Errorf("sweepInflight removed %d markers, want 4", n)
+	}
+	for id, kept := range map[string]bool{"empty": false, "garbage": false, "relative": false, "gone": false, "live": true, "busy": true} {
+		_, err := os.Lstat(lay.inflight(root, id))
+		if got := err == nil; got != kept {
+			t.Errorf("marker of %s kept: %v, want %v", id, got, kept)
+		}
+	}
+}
