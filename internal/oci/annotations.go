@@ -188,17 +188,18 @@ func CheckPodIdentity(id string, annotations map[string]string) error {
 }
 
 // PodCgroup is the cgroup parent of a spec's linux.cgroupsPath: the slice
-// of runc's systemd form "slice:prefix:name", else the path's directory.
+// of runc's systemd form "slice:prefix:name" (no '/' in any part), else the
+// path's directory.
 // Every CRI implementation puts all the containers of a pod, sandbox
 // included, in the pod's cgroup (kubelet's cgroup_parent), which pod
 // authors do not choose: where annotations say a container belongs to a
 // pod, this says whether it can. "" when the spec names no cgroup.
 func PodCgroup(cgroupsPath string) string {
-	p := strings.TrimSpace(cgroupsPath)
+	p := cgroupsPath
 	if p == "" {
 		return ""
 	}
-	if !strings.HasPrefix(p, "/") && strings.Count(p, ":") == 2 {
+	if !strings.Contains(p, "/") && strings.Count(p, ":") == 2 {
 		slice, _, _ := strings.Cut(p, ":")
 		return slice
 	}

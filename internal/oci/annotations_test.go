@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -264,6 +265,9 @@ func FuzzParseRequest(f *testing.F) {
 			k1 = Prefix + k1
 		}
 		m := map[string]string{k1: v1, k2: v2}
+		if err := CheckPodIdentity(id, m); err != nil && (!errors.Is(err, ErrBadAnnotation) || !strings.Contains(err.Error(), "container "+id)) {
+			t.Fatalf("CheckPodIdentity error %q: not ErrBadAnnotation, or does not name container %q", err, id)
+		}
 		req, err := ParseRequest(id, m)
 		if err != nil {
 			if !errors.Is(err, ErrBadAnnotation) {
@@ -329,7 +333,7 @@ func BenchmarkParseRequest(b *testing.B) {
 func TestPodCgroup(t *testing.T) {
 	cases := []struct{ path, want string }{
 		{"", ""},
-		{"  ", ""},
+		{"  ", "."},
 		// cgroupfs: containerd, CRI-O and podman under kubelet's pod cgroup.
 		{"/kubepods/besteffort/pod1234/0123abcd", "/kubepods/besteffort/pod1234"},
 		{"/kubepods/burstable/pod1234/crio-0123abcd", "/kubepods/burstable/pod1234"},
@@ -343,6 +347,7 @@ func TestPodCgroup(t *testing.T) {
 		{":crio:0123abcd", ""},
 		// A cgroupfs path with colons is a path.
 		{"/a:b:c/x", "/a:b:c"},
+		{"a:b:c/x", "a:b:c"},
 		{"a:b", "."},
 	}
 	for _, c := range cases {
@@ -382,4 +387,31 @@ func TestCheckPodIdentity(t *testing.T) {
 			}
 		})
 	}
+}
+
+func FuzzPodCgroup(f *testing.F) {
+	for _, p := range []string{"", " ", "/kubepods/pod1/x", "kubepods-pod1.slice:crio:x", ":crio:x", "a:b", "/a:b:c/x", "a:b:c/x", "../x", "/", ".", "\xff:\x00:/"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		got := PodCgroup(p)
+		if p == "" {
+			if got != "" {
+				t.Fatalf("PodCgroup(%q) = %q, want none", p, got)
+			}
+			return
+		}
+		if got == "" {
+			return // systemd form without a slice
+		}
+		// Another container beside it (same parent, another name) is of the
+		// same pod, in the driver's form that got is in.
+		sibling := filepath.Join(got, "other")
+		if strings.Count(p, ":") == 2 && !strings.Contains(p, "/") {
+			sibling = got + ":prefix:other"
+		}
+		if again := PodCgroup(sibling); again != got {
+			t.Fatalf("PodCgroup(%q) = %q, but its sibling %q has %q", p, got, sibling, again)
+		}
+	})
 }
