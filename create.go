@@ -653,20 +653,35 @@ func (c *creation) leave(owner string) error {
 // checkMembership: a container whose annotations put it in pod owner (not
 // its sandbox) joins the pod's range only if its identity annotations are
 // ones a CRI writes and its cgroup parent is the one the pod's sandbox
-// recorded. On CRI-O a pod author can write a sandbox's annotations, and
-// with them claim another pod; the cgroup parent comes from kubelet.
+// recorded (or, for a pod pinned by an earlier release, the one in its
+// sandbox's runc state). On CRI-O a pod author can write a sandbox's
+// annotations, and with them claim another pod; the cgroup parent comes
+// from kubelet.
 func (c *creation) checkMembership(owner string, s *specs.Spec) error {
 	if err := oci.CheckPodIdentity(c.id, s.Annotations); err != nil {
 		return err
 	}
+	var want string
 	rec, err := os.ReadFile(c.lay.podCgroup(owner))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil // a pod pinned by an earlier release, or not pooled (Join says so)
-	}
-	if err != nil {
+	switch {
+	case err == nil:
+		want = strings.TrimSuffix(string(rec), "\n")
+	case errors.Is(err, os.ErrNotExist):
+		// A pod pinned by an earlier release: its sandbox's runc state
+		// says. (A pod not pooled at all fails in Join.)
+		st, serr := runc.ReadState(c.root, owner)
+		if errors.Is(serr, os.ErrNotExist) {
+			if _, ok, _ := c.pool.Get(owner); !ok {
+				return nil // Join refuses it, naming the pod
+			}
+		}
+		if serr != nil {
+			return fmt.Errorf("container %s: its annotations put it in pod %s, whose cgroup parent cannot be told (no record at %s, and its sandbox's runc state: %v): recreate the pod", c.id, owner, c.lay.podCgroup(owner), serr)
+		}
+		want = st.Config.Cgroups.PodCgroup()
+	default:
 		return fmt.Errorf("pod %s: %w", owner, err)
 	}
-	want := strings.TrimSuffix(string(rec), "\n")
 	if want == "" {
 		return nil // its sandbox named no cgroup: nothing to compare
 	}

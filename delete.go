@@ -85,7 +85,9 @@ func (a *app) delete() int {
 		return status
 	}
 	err = release(stateDir, root, id, owner, a.log)
-	marker.Close()
+	if marker != nil {
+		marker.Close()
+	}
 	if err != nil {
 		pod := "its pod"
 		if owner != "" {

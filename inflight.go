@@ -28,9 +28,11 @@ import (
 //	<stateDir>/inflight/<root hash>-<id>   flock(LOCK_EX)ed by the create of
 //	                                       container <id> of runc root <root>
 //	                                       from before it changes anything
-//	                                       until the container is gone; holds
-//	                                       the claim (inflightRecord) once
-//	                                       allocated
+//	                                       until runc's init runs the
+//	                                       container process, and by a delete
+//	                                       while it releases what the
+//	                                       container held; holds the claim
+//	                                       (inflightRecord) once allocated
 //
 // The create holds the lock on a read-only descriptor without O_CLOEXEC,
 // so that runc and runc's init inherit it: the marker stays locked while
@@ -41,9 +43,10 @@ import (
 // or runc has it with a live init, and checks the marker first: a create
 // that finishes between the two checks has written state.json by then.
 //
-// The lock is exclusive and taken without waiting: it is what makes a
-// create of a container that runc has, or that another create is making,
-// leave everything as it is. Such a create used to go on, fail, and undo
+// The lock is exclusive, and waited for only briefly (inflightWait for a
+// create, deleteWait for a delete): it is what makes a create of a
+// container that runc has, or that another create is making or a delete
+// releasing, leave everything as it is. Such a create used to go on, fail, and undo
 // on the way out what the other one had taken (its range, pin, staging
 // mounts and records: all named after the container's ID).
 
@@ -163,21 +166,30 @@ func runcHas(root, id string) bool {
 
 // holdForRelease locks container id's marker for a delete that found no
 // state.json, and holds it while the delete releases what the container
-// held (the caller closes it after; removeLeftovers unlinks it while it is
-// held): a create of the same ID waits meanwhile instead of allocating
+// held (release unlinks it last, while it is held, and the caller closes
+// it after): a create of the same ID waits meanwhile instead of allocating
 // what is being released. What a create still in flight has taken is its
 // own until runc has the container or the create has undone it, so this
 // waits up to deleteWait for the marker (a created container's init,
 // killed by runc delete, lets go of it as it exits). It fails, and nothing
 // may be released, when someone holds it past the wait or runc has the
-// container.
+// container. Without a marker directory (no create ever ran with this
+// state dir: a delete of a container the wrapper never saw) it makes
+// nothing and returns a nil file.
 func holdForRelease(lay layout, root, id string) (*os.File, error) {
+	errAgain := errors.New("runc has it again (a create of the same ID ran meanwhile): nothing was released; delete it again")
+	if _, err := os.Lstat(lay.inflightDir()); errors.Is(err, os.ErrNotExist) {
+		if runcHas(root, id) {
+			return nil, errAgain
+		}
+		return nil, nil
+	}
 	f, err := lockInflight(lay, root, id, deleteWait)
 	switch {
 	case errors.Is(err, errRuncHas):
-		return nil, errors.New("runc has it again (a create of the same ID ran meanwhile): nothing was released; delete it again")
+		return nil, errAgain
 	case errors.Is(err, errMarkerBusy):
-		return nil, fmt.Errorf("a create of it is still running (its in-flight marker %s is locked): nothing was released; delete it again once that create has ended", lay.inflight(root, id))
+		return nil, fmt.Errorf("a create or another delete of it is still running (its in-flight marker %s is locked): nothing was released; delete it again once that has ended", lay.inflight(root, id))
 	}
 	return f, err
 }
@@ -288,6 +300,7 @@ func sweepInflight(lay layout) (int, error) {
 		return 0, err
 	}
 	n := 0
+	var errs []error
 	for _, e := range entries {
 		path := filepath.Join(lay.inflightDir(), e.Name())
 		f, ok := tryLockStale(path)
@@ -318,19 +331,24 @@ func sweepInflight(lay layout) (int, error) {
 			// and staging mounts. For a container runc has they are gone
 			// already (dropped once runc create returned), so this is
 			// harmless then; the directories stay for its delete.
+			// The marker goes only once they are gone: it is what leads a
+			// later gc to them.
+			var cerr error
 			if dir, ok := lay.markerContainerDir(e.Name()); ok {
-				_ = releasePIDJoin(dir)
+				cerr = releasePIDJoin(dir)
 				for _, d := range stagingMounts(dir) {
-					_ = idmap.Detach(d)
+					cerr = errors.Join(cerr, idmap.Detach(d))
 				}
 			}
-			if os.Remove(path) == nil {
+			if cerr != nil {
+				errs = append(errs, fmt.Errorf("in-flight marker %s: what its create left: %w", path, cerr))
+			} else if os.Remove(path) == nil {
 				n++
 			}
 		}
 		f.Close()
 	}
-	return n, nil
+	return n, errors.Join(errs...)
 }
 
 func truncate(b []byte, n int) string {

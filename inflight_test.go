@@ -113,6 +113,7 @@ func TestHoldForRelease(t *testing.T) {
 		runcHasIt bool
 		wantErr   bool
 	}{
+		{name: "no marker directory: nothing made, nothing held", held: -2},
 		{name: "no marker", held: -1},
 		{name: "marker nobody holds", held: 0},
 		{name: "an init that lets go within the wait", held: 10 * time.Millisecond},
@@ -122,6 +123,11 @@ func TestHoldForRelease(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			lay, root := inflightEnv(t, "c1", tt.runcHasIt)
+			if tt.held == -1 {
+				if err := os.MkdirAll(lay.inflightDir(), 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if tt.held >= 0 {
 				// Taken first, with no state.json, as a create's is.
 				f, err := acquireInflight(lay, root, "c1")
@@ -148,6 +154,15 @@ func TestHoldForRelease(t *testing.T) {
 			if err != nil {
 				if !strings.Contains(err.Error(), "nothing was released") {
 					t.Errorf("holdForRelease: %v: does not say nothing was released", err)
+				}
+				return
+			}
+			if tt.held == -2 {
+				if held != nil {
+					t.Fatalf("holdForRelease held %s", held.Name())
+				}
+				if _, err := os.Lstat(lay.inflightDir()); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("holdForRelease made %s: %v", lay.inflightDir(), err)
 				}
 				return
 			}

@@ -9,10 +9,13 @@
 //   - Mount never leaves a half-made mount behind: the clone is detached
 //     (not attached anywhere) until mount_setattr succeeded, and closing
 //     the open_tree fd of a detached clone frees it.
-//   - The staging mount is made private before it is attached, so on a
-//     host whose mounts are shared it does not propagate into other mount
-//     namespaces, and detaching it later cannot propagate an unmount into a
-//     running container.
+//   - A staged clone is private, or a slave of its source (as the mount's
+//     propagation option asks: Candidate.Propagation), never a peer; and
+//     the staging directory it is attached below (StageDir) is made
+//     private before anything is attached, so on a host whose mounts are
+//     shared nothing staged propagates into other mount namespaces, and
+//     detaching it later cannot propagate an unmount into a running
+//     container or onto the host.
 //   - Detach is idempotent (a path that is gone or not a mount is fine).
 //
 // Kernel requirements: open_tree, move_mount (Linux >= 5.2), mount_setattr

@@ -13,11 +13,24 @@ import (
 	"github.com/runc-userns/runc-userns/libuserns"
 )
 
-func TestResolveLowers(t *testing.T) {
+func TestResolveLayers(t *testing.T) {
 	// A containerd snapshots directory: layers 1-3, upper and work in 4.
-	snap := filepath.Join(t.TempDir(), "snapshots")
+	// A containers/storage overlay directory: links l/A and l/B to layers
+	// a and b, upper and work in c, mounted at c/merged.
+	tmp := t.TempDir()
+	snap, cs := filepath.Join(tmp, "snapshots"), filepath.Join(tmp, "overlay")
 	for _, d := range []string{"1/fs", "2/fs", "3/fs", "4/fs", "4/work"} {
 		if err := os.MkdirAll(filepath.Join(snap, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{"a/diff", "b/diff", "c/diff", "c/work", "c/merged", "l"} {
+		if err := os.MkdirAll(filepath.Join(cs, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, to := range map[string]string{"A": "../a/diff", "B": "../b/diff"} {
+		if err := os.Symlink(to, filepath.Join(cs, "l", link)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -26,30 +39,43 @@ func TestResolveLowers(t *testing.T) {
 	}
 	upper, work := filepath.Join(snap, "4/fs"), filepath.Join(snap, "4/work")
 	cases := []struct {
-		name    string
-		o       Overlay
-		want    []string
-		wantErr string
+		name       string
+		o          Overlay
+		mountpoint string
+		want       Overlay
+		wantErr    string
 	}{
 		{
 			name: "absolute layers stay as they are",
 			o:    Overlay{Lower: []string{"/x/2", "/x/1"}, Upper: "/nonexistent/u", Work: "/nonexistent/w"},
-			want: []string{"/x/2", "/x/1"},
+			want: Overlay{Lower: []string{"/x/2", "/x/1"}, Upper: "/nonexistent/u", Work: "/nonexistent/w"},
 		},
 		{
-			name: "relative layers: from the upper layer's grandparent",
+			name: "containerd: relative lowers, from the upper layer's grandparent",
 			o:    Overlay{Lower: []string{"3/fs", "2/fs", "1/fs"}, Upper: upper, Work: work},
-			want: []string{snap + "/3/fs", snap + "/2/fs", snap + "/1/fs"},
+			want: Overlay{Lower: []string{snap + "/3/fs", snap + "/2/fs", snap + "/1/fs"}, Upper: upper, Work: work},
 		},
 		{
 			name: "mixed",
 			o:    Overlay{Lower: []string{"3/fs", "/x/1"}, Upper: upper, Work: work},
-			want: []string{snap + "/3/fs", "/x/1"},
+			want: Overlay{Lower: []string{snap + "/3/fs", "/x/1"}, Upper: upper, Work: work},
+		},
+		{
+			name:       "containers/storage: everything relative, from the mount point's grandparent",
+			o:          Overlay{Lower: []string{"l/A", "l/B"}, Upper: "c/diff", Work: "c/work"},
+			mountpoint: filepath.Join(cs, "c/merged"),
+			want:       Overlay{Lower: []string{cs + "/l/A", cs + "/l/B"}, Upper: cs + "/c/diff", Work: cs + "/c/work"},
+		},
+		{
+			name:       "containers/storage mounted elsewhere",
+			o:          Overlay{Lower: []string{"l/A"}, Upper: "c/diff", Work: "c/work"},
+			mountpoint: "/nonexistent/c/merged",
+			wantErr:    `the upper layer is the relative path "c/diff" (containerd and containers/storage write them so`,
 		},
 		{
 			name:    "a relative layer that is not there",
 			o:       Overlay{Lower: []string{"9/fs"}, Upper: upper, Work: work},
-			wantErr: `lower layer 0 is the relative path "9/fs" (containerd writes them so`,
+			wantErr: `lower layer 0 is the relative path "9/fs" (containerd and containers/storage write them so`,
 		},
 		{
 			name:    "a relative layer that is no directory",
@@ -59,30 +85,30 @@ func TestResolveLowers(t *testing.T) {
 		{
 			name:    "on another filesystem than the upper layer",
 			o:       Overlay{Lower: []string{"../../../../../../../../../../proc"}, Upper: upper, Work: work},
-			wantErr: "is not a directory of its filesystem",
+			wantErr: "is not a directory of the upper layer's filesystem",
 		},
 		{
 			name:    "no upper layer to place them by",
 			o:       Overlay{Lower: []string{"2/fs", "1/fs"}},
-			wantErr: `lower layer 0 is the relative path "2/fs" and there is no absolute upper layer to place it by`,
+			wantErr: `lower layers "2/fs:1/fs" are relative paths and there is no upper layer to place them by`,
 		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			o := c.o
 			o.Lower = append([]string(nil), c.o.Lower...)
-			err := resolveLowers(&o)
+			err := resolveLayers(&o, c.mountpoint)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("resolveLowers(%q) = %v, want an error with %q", c.o.Lower, err, c.wantErr)
+					t.Fatalf("resolveLayers(%+v) = %v, want an error with %q", c.o, err, c.wantErr)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(o.Lower, c.want) {
-				t.Fatalf("resolveLowers(%q) = %q, want %q", c.o.Lower, o.Lower, c.want)
+			if !reflect.DeepEqual(o, c.want) {
+				t.Fatalf("resolveLayers(%+v) = %+v, want %+v", c.o, o, c.want)
 			}
 		})
 	}
@@ -157,6 +183,9 @@ func TestIdmapOverAnIdmappedMount(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ns.Close()
+	if err := Probe(base, int(ns.Fd()), false); errors.Is(err, ErrUnsupported) {
+		t.Skipf("the kernel cannot idmap %s (%s), the test's temp dir: %v", base, FSType(base), err)
+	}
 	if err := Mount(filepath.Join(base, "innersrc"), inner, int(ns.Fd()), false); err != nil {
 		t.Fatal(err)
 	}

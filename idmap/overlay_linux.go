@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
@@ -47,57 +48,91 @@ func OverlayAt(path string) (*Overlay, error) {
 	if err != nil {
 		return nil, fmt.Errorf("overlay mounted at %s: %w", real, err)
 	}
-	if err := resolveLowers(o); err != nil {
+	if err := resolveLayers(o, real); err != nil {
 		return nil, fmt.Errorf("overlay mounted at %s: %w", real, err)
 	}
 	return o, nil
 }
 
-// resolveLowers makes o's relative lower layers absolute. containerd
-// mounts an overlay whose options would come near a page (images of ~40
-// layers and more) from its snapshots directory, with lowerdir=N/fs:M/fs
-// relative to it (compactLowerdirOption in its mount package), and the
-// kernel shows them as given. Its upper layer stays absolute and sits in
-// that directory (snapshots/<id>/fs), so a relative layer is taken from
-// the upper layer's grandparent, and only if it is a directory on the
+// resolveLayers makes o's relative layer paths absolute. An overlay whose
+// options would come near a page (images of ~40 layers and more) is
+// mounted from the storage's own directory with relative paths, and the
+// kernel shows them as given:
+//   - containerd (compactLowerdirOption in its mount package): the lower
+//     layers relative to its snapshots directory (lowerdir=N/fs:M/fs);
+//     the upper layer stays absolute, snapshots/<id>/fs;
+//   - containers/storage (CRI-O, podman): every path relative to its
+//     overlay directory (lowerdir=l/X:l/Y,upperdir=<id>/diff,
+//     workdir=<id>/work), mounted at <that directory>/<id>/merged.
+//
+// So relative paths are taken from an absolute upper layer's grandparent,
+// else from the mount point's grandparent; each must be a directory on the
 // upper layer's filesystem there.
-func resolveLowers(o *Overlay) error {
+func resolveLayers(o *Overlay, mountpoint string) error {
+	relative := !filepath.IsAbs(o.Upper) && o.Upper != "" || !filepath.IsAbs(o.Work) && o.Work != ""
+	for _, l := range o.Lower {
+		relative = relative || !filepath.IsAbs(l)
+	}
+	if !relative {
+		return nil
+	}
 	var base string
+	switch {
+	case filepath.IsAbs(o.Upper):
+		base = filepath.Dir(filepath.Dir(o.Upper))
+	case o.Upper != "":
+		base = filepath.Dir(filepath.Dir(mountpoint))
+	default:
+		return fmt.Errorf("lower layers %q are relative paths and there is no upper layer to place them by: mount the rootfs with absolute layer paths", strings.Join(o.Lower, ":"))
+	}
 	var dev uint64
-	for i, l := range o.Lower {
+	dir := func(what, l string) (string, error) {
 		if filepath.IsAbs(l) {
-			continue
-		}
-		if base == "" {
-			if !filepath.IsAbs(o.Upper) {
-				return fmt.Errorf("lower layer %d is the relative path %q and there is no absolute upper layer to place it by (upperdir %q): mount the rootfs with absolute layer paths", i, l, o.Upper)
-			}
-			var st unix.Stat_t
-			if err := unix.Stat(o.Upper, &st); err != nil {
-				return fmt.Errorf("upper layer: %w", &os.PathError{Op: "stat", Path: o.Upper, Err: err})
-			}
-			base, dev = filepath.Dir(filepath.Dir(o.Upper)), st.Dev
+			return l, nil
 		}
 		abs := filepath.Join(base, l)
 		var st unix.Stat_t
 		err := unix.Stat(abs, &st)
-		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Dev != dev {
-			return fmt.Errorf("lower layer %d is the relative path %q (containerd writes them so for images of many layers, relative to its snapshots directory), and %s beside the upper layer %s is not a directory of its filesystem: cannot tell where the kernel found it; mount the rootfs with absolute lower layer paths", i, l, abs, o.Upper)
+		if err == nil && dev == 0 {
+			dev = st.Dev // the upper layer's, which comes first
 		}
-		o.Lower[i] = abs
+		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Dev != dev {
+			return "", fmt.Errorf("%s is the relative path %q (containerd and containers/storage write them so for images of many layers, relative to their storage directory), and %s is not a directory of the upper layer's filesystem: cannot tell where the kernel found it; mount the rootfs with absolute layer paths", what, l, abs)
+		}
+		return abs, nil
+	}
+	if filepath.IsAbs(o.Upper) {
+		var st unix.Stat_t
+		if err := unix.Stat(o.Upper, &st); err != nil {
+			return fmt.Errorf("upper layer: %w", &os.PathError{Op: "stat", Path: o.Upper, Err: err})
+		}
+		dev = st.Dev
+	}
+	var err error
+	if o.Upper, err = dir("the upper layer", o.Upper); err != nil {
+		return err
+	}
+	if o.Work, err = dir("the work directory", o.Work); err != nil {
+		return err
+	}
+	for i, l := range o.Lower {
+		if o.Lower[i], err = dir(fmt.Sprintf("lower layer %d", i), l); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
 // WorkDir is the work directory of the overlay StageOverlay builds on o:
-// beside o's, on its filesystem (overlayfs wants upper and work on one),
+// beside o's and named after it (two overlays' work directories may share
+// a parent), on its filesystem (overlayfs wants upper and work on one),
 // inside the snapshot or layer directory that containerd or podman remove
 // with the container ("" for an overlay without an upper layer).
 func WorkDir(o *Overlay) string {
 	if o.Work == "" {
 		return ""
 	}
-	return filepath.Join(filepath.Dir(o.Work), "runc-userns-work")
+	return filepath.Clean(o.Work) + ".runc-userns"
 }
 
 // StageOverlay builds at dst an overlay equivalent to o whose lower layers
@@ -128,10 +163,12 @@ func StageOverlay(o *Overlay, dst, layersDir string, usernsFd, uid, gid int) err
 			return fmt.Errorf("overlay lower layer %d (%s): %w", i, l, err)
 		}
 	}
+	staged := *o
+	staged.Work = WorkDir(o)
 	// mount(2) takes one page of options. With many layers, name them
 	// through a descriptor of layersDir (/proc/self/fd/N/<i>: ~18 bytes a
 	// layer, ~200 layers a page) rather than by their full paths.
-	if len(o.Options(lower)) >= unix.Getpagesize()-512 {
+	if len(staged.Options(lower)) >= unix.Getpagesize()-512 {
 		dir, err := unix.Open(layersDir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return &os.PathError{Op: "open", Path: layersDir, Err: err}
@@ -140,16 +177,14 @@ func StageOverlay(o *Overlay, dst, layersDir string, usernsFd, uid, gid int) err
 		for i := range lower {
 			lower[i] = "/proc/self/fd/" + strconv.Itoa(dir) + "/" + strconv.Itoa(i)
 		}
-		if n := len(o.Options(lower)); n >= unix.Getpagesize() {
-			return fmt.Errorf("overlay of %d lower layers: its mount options take %d bytes, more than a page even with short layer names", len(lower), n)
+		if n := len(staged.Options(lower)); n >= unix.Getpagesize() {
+			return fmt.Errorf("overlay of %d lower layers: its mount options take %d bytes, more than a page even with short layer names; use an image of fewer layers (squash it), or run the pod without a pool user namespace", len(lower), n)
 		}
 	}
-	staged := *o
 	if o.Upper != "" {
 		if err := os.Lchown(o.Upper, uid, gid); err != nil {
 			return fmt.Errorf("give the overlay's upper layer to the pod's root: %w", err)
 		}
-		staged.Work = WorkDir(o)
 		if err := os.Mkdir(staged.Work, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("work directory of the idmapped overlay: %w", err)
 		}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/runc-userns/runc-userns/internal/runc"
 )
 
 // state is the part of runc's <root>/<id>/state.json that runc 1.1 to 1.5
@@ -21,26 +23,13 @@ type state struct {
 			Type string `json:"type"`
 			Path string `json:"path"`
 		} `json:"namespaces"`
-		// Cgroups is runc's form of the spec's linux.cgroupsPath: Path
-		// with the cgroupfs driver, Parent (the slice) with systemd's.
-		Cgroups struct {
-			Path   string `json:"path"`
-			Parent string `json:"parent"`
-		} `json:"cgroups"`
+		Cgroups runc.Cgroups `json:"cgroups"`
 	} `json:"config"`
 }
 
 // podCgroup is the cgroup parent the container's spec named (the one
 // oci.PodCgroup reads from a spec), or "" when it named none.
-func (s *state) podCgroup() string {
-	switch c := s.Config.Cgroups; {
-	case c.Parent != "":
-		return c.Parent
-	case c.Path != "":
-		return filepath.Dir(filepath.Clean(c.Path))
-	}
-	return ""
-}
+func (s *state) podCgroup() string { return s.Config.Cgroups.PodCgroup() }
 
 // maxStateSize bounds what we read of a state file (as runc's reader).
 const maxStateSize = 16 << 20

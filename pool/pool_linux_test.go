@@ -533,8 +533,9 @@ func TestLockFileReplacedWhileHeld(t *testing.T) {
 	bHeld := make(chan func())
 	go func() {
 		unlockB, err := p.lock(unix.LOCK_EX)
-		if err != nil {
-			t.Error(err)
+		if err != nil || unlockB == nil {
+			t.Errorf("lock B: %v", err)
+			unlockB = func() {}
 		}
 		bHeld <- unlockB
 	}()

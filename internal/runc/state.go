@@ -17,8 +17,28 @@ type State struct {
 	InitPID   int    `json:"init_process_pid"`
 	InitStart uint64 `json:"init_process_start"`
 	Config    struct {
-		Labels []string `json:"labels"`
+		Labels  []string `json:"labels"`
+		Cgroups Cgroups  `json:"cgroups"`
 	} `json:"config"`
+}
+
+// Cgroups is runc's form of a spec's linux.cgroupsPath in its state: Path
+// with the cgroupfs driver, Parent (the slice) with systemd's.
+type Cgroups struct {
+	Path   string `json:"path"`
+	Parent string `json:"parent"`
+}
+
+// PodCgroup is the cgroup parent the spec named, as oci.PodCgroup reads
+// it from a spec, or "" when it named none.
+func (c Cgroups) PodCgroup() string {
+	switch {
+	case c.Parent != "":
+		return c.Parent
+	case c.Path != "":
+		return filepath.Dir(filepath.Clean(c.Path))
+	}
+	return ""
 }
 
 // maxStateSize bounds what we read of a state file.

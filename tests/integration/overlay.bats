@@ -54,7 +54,7 @@ teardown() {
 	# through it): the staged one has a work directory of its own.
 	echo host >"$B/rootfs/bin/from-host"
 	[ "$(cat "$L/upper/bin/from-host")" = host ]
-	[ -d "$L/runc-userns-work" ]
+	[ -d "$L/work.runc-userns" ]
 }
 
 @test "overlay rootfs with a non-empty upper: entries the pod's root did not write look unmapped" {
@@ -94,6 +94,9 @@ teardown() {
 	(cd "$S" && mount -t overlay overlay -o "lowerdir=$lower,upperdir=$S/61/fs,workdir=$S/61/work,index=off" "$B/rootfs")
 	grep -q " $B/rootfs .*lowerdir=60/fs:59/fs:" /proc/self/mountinfo
 	start_container "$B" ov
+	# The staged overlay named its layers through a descriptor: the full
+	# paths of 60 layers do not fit the page mount(2) reads.
+	cexec ov cat /proc/self/mountinfo | grep -q ' / / .*lowerdir=/proc/self/fd/[0-9]*/0:/proc/self/fd/'
 	[ "$(cexec ov cat /etc/layer2 /etc/layer37 /etc/layer60)" = "$(printf '2\n37\n60')" ]
 	[ "$(cexec ov stat -c %u:%g /etc/layer37 /bin/busybox)" = "$(printf '0:0\n0:0')" ]
 	cexec ov sh -c 'echo new >/newfile'
@@ -103,13 +106,35 @@ teardown() {
 	[ -z "$(ls "$STATE_DIR/containers" 2>/dev/null)" ]
 }
 
+@test "overlay rootfs as containers/storage mounts many layers (every path relative to its overlay directory): the pod runs" {
+	# CRI-O and podman: lowerdir=l/<link>:...,upperdir=<id>/diff,
+	# workdir=<id>/work from their overlay directory, at <id>/merged.
+	S=$TESTDIR/overlay
+	mkdir -p "$S/l" "$S/a" "$S/b/diff/etc" "$S/c/diff" "$S/c/work" "$S/c/merged"
+	mv "$L/lower1" "$S/a/diff"
+	echo b >"$S/b/diff/etc/layer-b"
+	ln -s ../a/diff "$S/l/AAA"
+	ln -s ../b/diff "$S/l/BBB"
+	(cd "$S" && mount -t overlay overlay -o "lowerdir=l/BBB:l/AAA,upperdir=c/diff,workdir=c/work,index=off" "$S/c/merged")
+	grep -q " $S/c/merged .*lowerdir=l/BBB:l/AAA,upperdir=c/diff" /proc/self/mountinfo
+	update_config "$B" '.root.path = "'"$S/c/merged"'"'
+	start_container "$B" ov
+	[ "$(cexec ov cat /etc/layer-b)" = b ]
+	[ "$(cexec ov stat -c %u:%g /etc/layer-b /bin/busybox)" = "$(printf '0:0\n0:0')" ]
+	cexec ov sh -c 'echo new >/newfile'
+	[ "$(stat -c %u:%g "$S/c/diff/newfile")" = "$POOL_BASE:$POOL_BASE" ]
+	wrapper delete --force ov
+	umount "$S/c/merged"
+	[ -z "$(staging_mounts)" ]
+}
+
 @test "overlay rootfs with a relative lower layer that cannot be placed: refused, naming it; nothing left" {
 	mkdir -p "$TESTDIR/elsewhere/1" "$TESTDIR/up/fs" "$TESTDIR/up/work"
 	mv "$L/lower1" "$TESTDIR/elsewhere/1/fs"
 	(cd "$TESTDIR/elsewhere" && mount -t overlay overlay -o "lowerdir=1/fs,upperdir=$TESTDIR/up/fs,workdir=$TESTDIR/up/work" "$B/rootfs")
 	create_to_file ov "$B"
 	[ "$status" = 1 ]
-	[[ "$output" == *"container ov: rootfs $B/rootfs: overlay mounted at $B/rootfs: lower layer 0 is the relative path \"1/fs\" (containerd writes them so"* ]]
+	[[ "$output" == *"container ov: rootfs $B/rootfs: overlay mounted at $B/rootfs: lower layer 0 is the relative path \"1/fs\" (containerd and containers/storage write them so"* ]]
 	[ ! -e "$RUNC_ROOT/ov" ]
 	[ "$(pool_json | jq length)" = 0 ]
 	[ -z "$(staging_mounts)" ]

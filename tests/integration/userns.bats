@@ -101,6 +101,13 @@ uid_map_of() {
 	create_to_file forged "$f"
 	[ "$status" = 1 ]
 	[[ "$output" == *"container forged: its annotations put it in pod sandbox, but its cgroup parent \"/$(basename "$TESTDIR")-otherpod\" is not the pod's (\"/\", from its sandbox's linux.cgroupsPath)"* ]]
+	# A pod pinned by an earlier release has no record: its sandbox's runc
+	# state says the same.
+	mv "$STATE_DIR/pods/sandbox/cgroup" "$TESTDIR/cgroup.record"
+	create_to_file forged "$f"
+	[ "$status" = 1 ]
+	[[ "$output" == *"container forged: its annotations put it in pod sandbox, but its cgroup parent"*"is not the pod's (\"/\""* ]]
+	mv "$TESTDIR/cgroup.record" "$STATE_DIR/pods/sandbox/cgroup"
 	# Both CRIs' keys, or one present but empty: no CRI writes that.
 	update_config "$f" '.linux.cgroupsPath = "/'"$(basename "$TESTDIR")"'-forged" | .annotations["io.kubernetes.cri.sandbox-id"] = "sandbox"'
 	create_to_file forged "$f"
