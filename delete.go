@@ -124,7 +124,7 @@ func release(stateDir, root, id, owner string, log logrus.FieldLogger) error {
 
 // releaseContainer is release but for the in-flight marker.
 func releaseContainer(lay layout, root, id, owner string, log logrus.FieldLogger) error {
-	if err := removeStagedAndPins(lay, root, id); err != nil {
+	if err := removeLeftovers(lay, root, id); err != nil {
 		return err
 	}
 	stateDir := string(lay)
@@ -152,17 +152,10 @@ func releaseContainer(lay layout, root, id, owner string, log logrus.FieldLogger
 	return unpinPod(lay, owner)
 }
 
-// removeLeftovers removes what a container leaves beside its range: its
-// PID-join pins, staging mounts and directories, and in-flight marker.
+// removeLeftovers removes what a container leaves besides its range, but
+// for its in-flight marker (which callers remove last): its PID-join pins,
+// staging mounts and directories.
 func removeLeftovers(lay layout, root, id string) error {
-	if err := removeStagedAndPins(lay, root, id); err != nil {
-		return err
-	}
-	return removeInflight(lay, root, id)
-}
-
-// removeStagedAndPins is removeLeftovers but for the in-flight marker.
-func removeStagedAndPins(lay layout, root, id string) error {
 	if err := releasePIDJoin(lay.containerDir(root, id)); err != nil {
 		return err
 	}

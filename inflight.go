@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,8 +51,7 @@ import (
 func (l layout) inflightDir() string { return filepath.Join(string(l), "inflight") }
 
 func (l layout) inflight(root, id string) string {
-	sum := sha256.Sum256([]byte(filepath.Clean(root)))
-	return filepath.Join(l.inflightDir(), hex.EncodeToString(sum[:6])+"-"+id)
+	return filepath.Join(l.inflightDir(), rootHash(root)+"-"+id)
 }
 
 // inflightRecord is a marker's content: the claim a rebuild of a lost pool
@@ -143,9 +140,7 @@ func lockInflight(lay layout, root, id string, wait time.Duration) (*os.File, er
 			time.Sleep(2 * time.Millisecond)
 			continue
 		}
-		held, err1 := f.Stat()
-		named, err2 := os.Lstat(path)
-		if err1 != nil || err2 != nil || !os.SameFile(held, named) {
+		if !stillNamed(f) {
 			f.Close() // unlinked by pool gc or a delete between open and flock: again
 			continue
 		}
@@ -156,6 +151,15 @@ func lockInflight(lay layout, root, id string, wait time.Duration) (*os.File, er
 		return f, nil
 	}
 	return nil, fmt.Errorf("in-flight marker %s keeps being replaced", path)
+}
+
+// stillNamed reports whether f's path still names the file f is: markers
+// are unlinked while locked (pool gc, a delete), so a lock taken on a file
+// opened before that locks nothing anyone else looks at.
+func stillNamed(f *os.File) bool {
+	held, err1 := f.Stat()
+	named, err2 := os.Lstat(f.Name())
+	return err1 == nil && err2 == nil && os.SameFile(held, named)
 }
 
 // runcHas reports whether runc root has container id (in doubt, yes).
@@ -309,9 +313,7 @@ func sweepInflight(lay layout) (int, error) {
 		}
 		// Unlinked and made again between the open and the lock: the new
 		// one is a create's (or a delete's), not this sweep's to judge.
-		held, err1 := f.Stat()
-		named, err2 := os.Lstat(path)
-		if err1 != nil || err2 != nil || !os.SameFile(held, named) {
+		if !stillNamed(f) {
 			f.Close()
 			continue
 		}

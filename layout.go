@@ -38,9 +38,16 @@ func (l layout) podCgroup(owner string) string {
 	return filepath.Join(l.podDir(owner), "cgroup")
 }
 
-func (l layout) containerDir(root, id string) string {
+// rootHash names runc root root in the state dir: container directories
+// and in-flight markers are per root (container IDs are unique per root
+// only, and containerd runs one root per namespace).
+func rootHash(root string) string {
 	sum := sha256.Sum256([]byte(filepath.Clean(root)))
-	return filepath.Join(string(l), "containers", hex.EncodeToString(sum[:6]), id)
+	return hex.EncodeToString(sum[:6])
+}
+
+func (l layout) containerDir(root, id string) string {
+	return filepath.Join(string(l), "containers", rootHash(root), id)
 }
 
 // markerContainerDir is the container directory of the in-flight marker
@@ -48,7 +55,7 @@ func (l layout) containerDir(root, id string) string {
 // hash).
 func (l layout) markerContainerDir(name string) (string, bool) {
 	hash, id, ok := strings.Cut(name, "-")
-	if !ok || len(hash) != 12 || strings.Trim(hash, "0123456789abcdef") != "" || oci.ValidateID(id) != nil {
+	if !ok || len(hash) != len(rootHash("")) || strings.Trim(hash, "0123456789abcdef") != "" || oci.ValidateID(id) != nil {
 		return "", false
 	}
 	return filepath.Join(string(l), "containers", hash, id), true

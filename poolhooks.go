@@ -46,6 +46,9 @@ func releaseDeadPod(lay layout, a pool.Allocation) error {
 		if err := removeLeftovers(lay, a.Root, m); err != nil {
 			return err
 		}
+		if err := removeInflight(lay, a.Root, m); err != nil {
+			return err
+		}
 	}
 	return unpinPod(lay, a.Owner)
 }
