@@ -275,35 +275,6 @@ killed_then_gc() {
 	kept_then_resumed d
 }
 
-@test "a create of the ID while its delete releases what it held waits: it takes nothing the release then drops" {
-	local b status=0 i
-	b=$(pooled_bundle r)
-	start_container "$b" r
-	# runc forgets it behind our back: the delete releases by membership.
-	plain_runc delete --force r
-	env RUNC_USERNS_TEST_STOP_AT=released "$WRAPPER" --root "$RUNC_ROOT" delete r </dev/null >"$TESTDIR/del.out" 2>&1 &
-	STOPPED_PID=$!
-	for i in $(seq 100); do
-		[ "$(awk '{print $3}' "/proc/$STOPPED_PID/stat" 2>/dev/null)" = T ] && break
-		sleep 0.1
-	done
-	[ "$(awk '{print $3}' "/proc/$STOPPED_PID/stat")" = T ] || fail "delete did not stop at released: $(cat "$TESTDIR/del.out")"
-	# The range is back, the pod's pin not yet dropped: a create of r now
-	# would take both, and the delete would then unpin it.
-	create_to_file r "$b"
-	[ "$status" = 1 ] || fail "create during the release: status $status: $output"
-	[[ "$output" == *"container r: another create of this container is running, or a delete of it is releasing what it held"*"nothing was changed"* ]] || fail "create: $output"
-	[ ! -e "$RUNC_ROOT/r" ]
-	kill -CONT "$STOPPED_PID"
-	wait "$STOPPED_PID" || status=$?
-	STOPPED_PID=
-	[ "$(pool_json | jq length)" = 0 ]
-	[ ! -e "$STATE_DIR/pods/r" ]
-	# Once it is done, the create goes through.
-	start_container "$b" r
-	pooled_then_deleted r
-}
-
 @test "a create of a container runc has: runc refuses it, and the container keeps its range, pin and records" {
 	local b b2
 	b=$(pooled_bundle c1)
