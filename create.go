@@ -366,6 +366,10 @@ func (c *creation) do(doc *oci.Document) int {
 		c.rollback()
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
 	}
+	if err := inheritMarker(c.marker); err != nil {
+		c.rollback()
+		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
+	}
 	status := c.runIn(c.netjoin)
 	c.ph.mark("runc")
 	// runc holds its own copy of the staging mount once the container

@@ -32,8 +32,10 @@ import (
 //	                                       container held; holds the claim
 //	                                       (inflightRecord) once allocated
 //
-// The create holds the lock on a read-only descriptor without O_CLOEXEC,
-// so that runc and runc's init inherit it: the marker stays locked while
+// The create holds the lock on a read-only descriptor that it makes
+// inheritable just before it starts runc (inheritMarker), so that runc and
+// runc's init inherit it, and nothing the create runs before (getsubids,
+// `runc features`) does: the marker stays locked while
 // runc create runs even if the wrapper is killed, until runc init execs
 // the container process (runc marks every fd past --preserve-fds
 // close-on-exec there), by which time runc's state.json exists. A reclaim
@@ -78,8 +80,8 @@ var inflightWait = 500 * time.Millisecond
 // the container's marker to be let go of (holdForRelease).
 var deleteWait = 2 * time.Second
 
-// acquireInflight locks container id's marker exclusively and leaves the
-// descriptor inheritable. It fails with errRuncHas when runc has the
+// acquireInflight locks container id's marker exclusively, on a
+// close-on-exec descriptor above every fd open now (see inheritMarker). It fails with errRuncHas when runc has the
 // container, and with an error naming the marker when another create of it
 // holds the lock (lockInflight).
 func acquireInflight(lay layout, root, id string) (*os.File, error) {
@@ -90,15 +92,25 @@ func acquireInflight(lay layout, root, id string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Inheritable, and above every fd open now: the caller's fds,
-	// which --preserve-fds hands to the container, are all below it,
-	// so a gap among them can never make the marker one of them.
-	nfd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD, highestFD()+1)
+	// Above every fd open now: the caller's fds, which --preserve-fds
+	// hands to the container, are all below it, so a gap among them can
+	// never make the marker one of them.
+	nfd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, highestFD()+1)
 	f.Close() // the lock stays: it belongs to the open file description
 	if err != nil {
 		return nil, fmt.Errorf("in-flight marker %s: dup: %w", lay.inflight(root, id), err)
 	}
 	return os.NewFile(uintptr(nfd), lay.inflight(root, id)), nil
+}
+
+// inheritMarker makes the create's marker descriptor inheritable: called
+// just before runc starts, so that runc and its init hold the lock (see
+// above) and no helper the create ran before them did.
+func inheritMarker(f *os.File) error {
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_SETFD, 0); err != nil {
+		return fmt.Errorf("in-flight marker %s: clear close-on-exec: %w", f.Name(), err)
+	}
+	return nil
 }
 
 // errMarkerBusy: someone else held the marker for all of the wait.

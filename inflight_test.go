@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // inflightEnv: a state dir and a runc root, with container id's state.json
@@ -68,6 +70,20 @@ func TestAcquireInflight(t *testing.T) {
 				defer f.Close()
 				if !inflightBusy(lay.inflight(root, "c1")) {
 					t.Error("the marker is not locked after acquireInflight")
+				}
+				// Close-on-exec until runc is about to start: only runc
+				// inherits it.
+				if flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC == 0 {
+					t.Errorf("marker fd flags %#x, %v: want FD_CLOEXEC", flags, err)
+				}
+				if err := inheritMarker(f); err != nil {
+					t.Fatal(err)
+				}
+				if flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC != 0 {
+					t.Errorf("marker fd flags %#x, %v after inheritMarker: want no FD_CLOEXEC", flags, err)
+				}
+				if !inflightBusy(lay.inflight(root, "c1")) {
+					t.Error("the marker is not locked after inheritMarker")
 				}
 				return
 			}
