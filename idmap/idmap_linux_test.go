@@ -114,6 +114,25 @@ func TestResolveLayers(t *testing.T) {
 	}
 }
 
+func TestMountFlags(t *testing.T) {
+	tests := []struct {
+		opts string
+		want uintptr
+	}{
+		{"rw,relatime", 0},
+		{"ro,nosuid,nodev,noexec,relatime", unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC},
+		{"rw,nosuid,nodev", unix.MS_NOSUID | unix.MS_NODEV},
+		// Whole options only: neither "rootcontext" nor "nosuidx" is one.
+		{"rw,rootcontext=x,nosuidx,noexec", unix.MS_NOEXEC},
+		{"", 0},
+	}
+	for _, tt := range tests {
+		if got := mountFlags(tt.opts); got != tt.want {
+			t.Errorf("mountFlags(%q) = %#x, want %#x", tt.opts, got, tt.want)
+		}
+	}
+}
+
 func TestPropagationConstants(t *testing.T) {
 	if msPrivate != unix.MS_PRIVATE || msSlave != unix.MS_SLAVE {
 		t.Fatalf("msPrivate %#x, msSlave %#x; want MS_PRIVATE %#x, MS_SLAVE %#x", msPrivate, msSlave, unix.MS_PRIVATE, unix.MS_SLAVE)

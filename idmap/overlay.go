@@ -13,6 +13,10 @@ type Overlay struct {
 	Work  string
 	// Other holds every other option, in order (index=off, xino, ...).
 	Other []string
+	// Flags are the mount's own ro, nosuid, nodev and noexec (MS_*), which
+	// an overlay built on o keeps (OverlayAt reads them; ParseOverlay
+	// sees only superblock options).
+	Flags uintptr
 }
 
 // ErrNotOverlay: the options lack a lowerdir.

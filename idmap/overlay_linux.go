@@ -51,7 +51,27 @@ func OverlayAt(path string) (*Overlay, error) {
 	if err := resolveLayers(o, real); err != nil {
 		return nil, fmt.Errorf("overlay mounted at %s: %w", real, err)
 	}
+	o.Flags = mountFlags(m.Options)
 	return o, nil
+}
+
+// mountFlags picks out of a mount's per-mount options (mountinfo's sixth
+// field) the restrictions that a rebuilt overlay must keep.
+func mountFlags(opts string) uintptr {
+	var flags uintptr
+	for _, opt := range strings.Split(opts, ",") {
+		switch opt {
+		case "ro":
+			flags |= unix.MS_RDONLY
+		case "nosuid":
+			flags |= unix.MS_NOSUID
+		case "nodev":
+			flags |= unix.MS_NODEV
+		case "noexec":
+			flags |= unix.MS_NOEXEC
+		}
+	}
+	return flags
 }
 
 // resolveLayers makes o's relative layer paths absolute. An overlay whose
@@ -145,7 +165,8 @@ func WorkDir(o *Overlay) string {
 // non-empty upper keep their host owners and look unmapped (nobody)
 // inside unless they belong to the pod's range.
 //
-// It shares o's upper directory but not its work directory: a mount
+// The overlay keeps o's ro, nosuid, nodev and noexec (o.Flags). It
+// shares o's upper directory but not its work directory: a mount
 // recreates its work directory's "work" entry, which leaves the first
 // overlay's copy-up broken (EPERM) for writes through the original mount
 // (podman cp, nerdctl cp). Its own is WorkDir(o), beside o's.
@@ -193,7 +214,7 @@ func StageOverlay(o *Overlay, dst, layersDir string, usernsFd, uid, gid int) err
 		return err
 	}
 	data := staged.Options(lower)
-	if err := unix.Mount("overlay", dst, "overlay", 0, data); err != nil {
+	if err := unix.Mount("overlay", dst, "overlay", o.Flags, data); err != nil {
 		hint := ""
 		if errors.Is(err, unix.EBUSY) {
 			hint = " (the upper directory is in use by the original overlay mounted with index=on; mount the rootfs with index=off)"

@@ -67,6 +67,17 @@ teardown() {
 	[ "$(stat -c %u "$L/upper/again")" = "$POOL_BASE" ]
 }
 
+@test "overlay rootfs mounted nosuid,nodev: the rebuilt overlay keeps both" {
+	# (noexec would keep the container from starting; ro from runc's
+	# mkdirs: the same flags, read the same way.)
+	mount_rootfs nosuid,nodev
+	findmnt -no OPTIONS "$B/rootfs" | grep -Eq '(^|,)nosuid(,|$)'
+	start_container "$B" ov
+	opts=$(cexec ov awk '$5 == "/" {print $6}' /proc/self/mountinfo)
+	[[ ",$opts," == *,nosuid,* ]] || fail "the container's / is mounted $opts, want nosuid"
+	[[ ",$opts," == *,nodev,* ]] || fail "the container's / is mounted $opts, want nodev"
+}
+
 @test "overlay rootfs: delete leaves no staging mount or directory; the original overlay is untouched" {
 	mount_rootfs
 	start_container "$B" ov
