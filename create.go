@@ -609,7 +609,7 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 			return nil, fmt.Errorf("mount %s: %w", cd.Dest, err)
 		}
 		if feat.NativeIdmap {
-			if err = idmap.Probe(src, fd, cd.Recursive); err == nil {
+			if err = idmap.Probe(src, fd, cd.Recursion); err == nil {
 				native = append(native, cd)
 			}
 		} else {
@@ -624,7 +624,7 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 				}
 				made[dir] = true
 			}
-			if err = idmap.MountPropagating(src, dst, fd, cd.Recursive, cd.Propagation); err == nil {
+			if err = idmap.MountPropagating(src, dst, fd, cd.Recursion, cd.Propagation); err == nil {
 				staged[cd.Index] = dst
 			}
 		}
@@ -772,7 +772,7 @@ func (c *creation) stageRootfs(src string, ns *os.File, root int) (string, error
 			return "", fmt.Errorf("idmap overlay rootfs %s: %w", src, err)
 		}
 	case errors.Is(err, idmap.ErrNotOverlay):
-		err := idmap.Mount(src, staged, int(ns.Fd()), true)
+		err := idmap.Mount(src, staged, int(ns.Fd()), idmap.Tree)
 		if errors.Is(err, idmap.ErrUnsupported) && c.cfg.Userns.RootfsChown {
 			return staged, c.chownRootfs(src, staged, root)
 		}

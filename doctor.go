@@ -514,7 +514,7 @@ func (d *doctor) checkKernelIdmap() checkResult {
 	// Only sources (rootfs, volumes) are idmapped: check those with PATH.
 	var failed []string
 	for _, p := range []string{existingAncestor(d.cfg.StateDir), "/"} {
-		if err := idmap.Probe(p, int(ns.Fd()), false); err != nil {
+		if err := idmap.Probe(p, int(ns.Fd()), idmap.TopOnly); err != nil {
 			failed = append(failed, err.Error())
 			continue
 		}
@@ -537,7 +537,7 @@ func (d *doctor) checkPath(path string) checkResult {
 	if err != nil {
 		return checkResult{Status: statusFail, Detail: fstype + ": no user namespace to probe with: " + err.Error()}
 	}
-	if err := idmap.Probe(path, int(ns.Fd()), false); err != nil {
+	if err := idmap.Probe(path, int(ns.Fd()), idmap.TopOnly); err != nil {
 		hint := "the kernel refused to idmap a clone of this mount"
 		if errors.Is(err, idmap.ErrUnsupported) {
 			hint = "idmapped mounts need ext4, xfs or btrfs (tmpfs from Linux 6.3): a pod's rootfs here fails to start, a volume from here stays a plain bind (its files keep their host owners)"

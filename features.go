@@ -66,7 +66,7 @@ func probeIdmap(stateDir string) error {
 	}
 	var errs []error
 	for _, p := range []string{"/", dir} {
-		if err := idmap.Probe(p, int(ns.Fd()), false); err == nil {
+		if err := idmap.Probe(p, int(ns.Fd()), idmap.TopOnly); err == nil {
 			return nil
 		} else {
 			errs = append(errs, fmt.Errorf("%s: %w", p, err))

@@ -85,7 +85,7 @@ func BenchmarkRootfsPrep(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if err := Mount(tree, dst, int(ns.Fd()), true); err != nil {
+					if err := Mount(tree, dst, int(ns.Fd()), Tree); err != nil {
 						b.Fatal(err)
 					}
 					ns.Close()

@@ -202,19 +202,19 @@ func TestIdmapOverAnIdmappedMount(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ns.Close()
-	if err := Probe(base, int(ns.Fd()), false); errors.Is(err, ErrUnsupported) {
+	if err := Probe(base, int(ns.Fd()), TopOnly); errors.Is(err, ErrUnsupported) {
 		t.Skipf("the kernel cannot idmap %s (%s), the test's temp dir: %v", base, FSType(base), err)
 	}
-	if err := Mount(filepath.Join(base, "innersrc"), inner, int(ns.Fd()), false); err != nil {
+	if err := Mount(filepath.Join(base, "innersrc"), inner, int(ns.Fd()), TopOnly); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { unix.Unmount(inner, unix.MNT_DETACH) })
-	err = Probe(src, int(ns.Fd()), true)
+	err = Probe(src, int(ns.Fd()), Tree)
 	if !errors.Is(err, ErrUnsupported) || !errors.Is(err, unix.EPERM) || !strings.Contains(err.Error(), "idmapped already") {
 		t.Fatalf("Probe of a tree holding an idmapped mount = %v, want ErrUnsupported for EPERM, with the hint", err)
 	}
 	// Not recursive, the submount is not part of the clone.
-	if err := Probe(src, int(ns.Fd()), false); err != nil {
+	if err := Probe(src, int(ns.Fd()), TopOnly); err != nil {
 		t.Fatalf("Probe of the tree alone = %v", err)
 	}
 }

@@ -13,11 +13,13 @@ import (
 // source: see Candidate.Propagation). src is resolved once, here: what is
 // mounted later is what was resolved, even if a symlink on the way is
 // swapped meanwhile.
-func clone(src string, usernsFd int, recursive bool, propagation uintptr) (int, error) {
+func clone(src string, usernsFd int, rec Recursion, propagation uintptr) (int, error) {
 	flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC)
 	setFlags := uint(unix.AT_EMPTY_PATH)
-	if recursive {
+	if rec != TopOnly {
 		flags |= unix.AT_RECURSIVE
+	}
+	if rec == Tree {
 		setFlags |= unix.AT_RECURSIVE
 	}
 	tree, err := unix.OpenTree(unix.AT_FDCWD, src, flags)
@@ -36,6 +38,15 @@ func clone(src string, usernsFd int, recursive bool, propagation uintptr) (int, 
 	if t := st.Mode & unix.S_IFMT; t != unix.S_IFDIR && t != unix.S_IFREG {
 		unix.Close(tree)
 		return -1, fmt.Errorf("%s is a %s, not a directory or regular file: idmapping it would let the pod's root own the host's node: %w", src, nodeType(t), ErrUnsupported)
+	}
+	if rec == TreeTopIdmapped {
+		// Propagation for every mount of the clone (a clone of a shared
+		// mount is its peer), the idmap below for the top one only.
+		p := unix.MountAttr{Propagation: uint64(propagation)}
+		if err := unix.MountSetattr(tree, "", setFlags|unix.AT_RECURSIVE, &p); err != nil {
+			unix.Close(tree)
+			return -1, fmt.Errorf("set the propagation of the clone of %s: %w", src, os.NewSyscallError("mount_setattr", err))
+		}
 	}
 	attr := unix.MountAttr{
 		Attr_set:    unix.MOUNT_ATTR_IDMAP,
@@ -61,8 +72,8 @@ func clone(src string, usernsFd int, recursive bool, propagation uintptr) (int, 
 }
 
 // Probe reports whether src can be idmapped, without attaching anything.
-func Probe(src string, usernsFd int, recursive bool) error {
-	tree, err := clone(src, usernsFd, recursive, unix.MS_PRIVATE)
+func Probe(src string, usernsFd int, rec Recursion) error {
+	tree, err := clone(src, usernsFd, rec, unix.MS_PRIVATE)
 	if err == nil {
 		unix.Close(tree)
 	}
@@ -70,18 +81,18 @@ func Probe(src string, usernsFd int, recursive bool) error {
 }
 
 // Mount attaches at dst a private idmapped clone of src, seen through the
-// user namespace usernsFd. With recursive, the submounts of src are cloned
-// and idmapped too. dst is created (a directory or an empty file, matching
+// user namespace usernsFd; rec says whether the submounts of src are
+// cloned, and idmapped, too. dst is created (a directory or an empty file, matching
 // what src resolved to) if it does not exist.
-func Mount(src, dst string, usernsFd int, recursive bool) error {
-	return MountPropagating(src, dst, usernsFd, recursive, unix.MS_PRIVATE)
+func Mount(src, dst string, usernsFd int, rec Recursion) error {
+	return MountPropagating(src, dst, usernsFd, rec, unix.MS_PRIVATE)
 }
 
 // MountPropagating is Mount with the clone's propagation chosen
 // (Candidate.Propagation); dst must be below a StageDir, whose private
 // mount keeps the clone's propagation as set.
-func MountPropagating(src, dst string, usernsFd int, recursive bool, propagation uintptr) error {
-	tree, err := clone(src, usernsFd, recursive, propagation)
+func MountPropagating(src, dst string, usernsFd int, rec Recursion, propagation uintptr) error {
+	tree, err := clone(src, usernsFd, rec, propagation)
 	if err != nil {
 		return err
 	}

@@ -180,7 +180,7 @@ func StageOverlay(o *Overlay, dst, layersDir string, usernsFd, uid, gid int) err
 	lower := make([]string, len(o.Lower))
 	for i, l := range o.Lower {
 		lower[i] = filepath.Join(layersDir, strconv.Itoa(i))
-		if err := Mount(l, lower[i], usernsFd, false); err != nil {
+		if err := Mount(l, lower[i], usernsFd, TopOnly); err != nil {
 			return fmt.Errorf("overlay lower layer %d (%s): %w", i, l, err)
 		}
 	}

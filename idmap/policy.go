@@ -12,7 +12,7 @@ import (
 type Candidate struct {
 	Index     int // in spec.Mounts
 	Dest      string
-	Recursive bool // rbind or ridmap: submounts are idmapped too
+	Recursion Recursion
 	// Explicit: the caller asked for it (mount-level mappings, or the idmap
 	// / ridmap option). An explicit mount that cannot be idmapped fails
 	// the create; an implicit one (ours, for a pool user namespace) stays
@@ -31,6 +31,31 @@ type Candidate struct {
 	// would for a pod in a user namespace anyway, whose mounts never
 	// propagate back to the host's mount namespace.
 	Propagation uintptr
+}
+
+// Recursion is how much of a source's mount tree an idmapped clone takes,
+// and idmaps: as runc >= 1.2 reads a mount's options, rbind clones the
+// submounts, ridmap idmaps them, and idmap only the top mount.
+type Recursion int
+
+const (
+	TopOnly         Recursion = iota // bind: the source's own mount
+	TreeTopIdmapped                  // rbind with idmap or mount mappings: the submounts too, as they are
+	Tree                             // rbind with ridmap, or ours on an rbind: the submounts too, idmapped
+)
+
+// recursion is the clone mount m asks for; explicit says whether the
+// caller asked for the idmap (else it is ours, which idmaps all an rbind
+// takes, as the ridmap we give runc >= 1.2 does).
+func recursion(m specs.Mount, explicit bool) Recursion {
+	switch {
+	case !hasOption(m, "rbind"):
+		return TopOnly
+	case explicit && !hasOption(m, "ridmap"):
+		return TreeTopIdmapped
+	default:
+		return Tree
+	}
 }
 
 // Linux's MS_PRIVATE and MS_SLAVE (held to golang.org/x/sys/unix by
@@ -108,11 +133,12 @@ func Candidates(s *specs.Spec, pod []specs.LinuxIDMapping, skip []string) ([]Can
 		if !IsBind(m) {
 			continue
 		}
+		explicit := len(m.UIDMappings) > 0 || len(m.GIDMappings) > 0 || hasOption(m, "idmap", "ridmap")
 		c := Candidate{
 			Index:       i,
 			Dest:        m.Destination,
-			Recursive:   hasOption(m, "rbind", "ridmap"),
-			Explicit:    len(m.UIDMappings) > 0 || len(m.GIDMappings) > 0 || hasOption(m, "idmap", "ridmap"),
+			Recursion:   recursion(m, explicit),
+			Explicit:    explicit,
 			Propagation: propagation(m),
 		}
 		switch {
@@ -158,7 +184,7 @@ func (n NativeModifier) Modify(s *specs.Spec) error {
 		m.GIDMappings = append([]specs.LinuxIDMapping(nil), c.GID...)
 		if !hasOption(*m, "idmap", "ridmap") {
 			opt := "idmap"
-			if c.Recursive {
+			if c.Recursion == Tree {
 				opt = "ridmap"
 			}
 			m.Options = append(m.Options, opt)
@@ -169,7 +195,8 @@ func (n NativeModifier) Modify(s *specs.Spec) error {
 
 // StagedModifier points mounts at host-side idmapped staging mounts (for
 // runc 1.1, which ignores mount-level mappings) and removes the fields and
-// options that runtime does not know. Staged maps a mount's index to its
+// options that runtime does not know. An rbind stays an rbind: its clone
+// holds the source's submounts (Recursion). Staged maps a mount's index to its
 // staging path.
 type StagedModifier struct {
 	Staged map[int]string
@@ -181,7 +208,6 @@ func (st StagedModifier) Modify(s *specs.Spec) error {
 			return fmt.Errorf("staged mount index %d out of range", i)
 		}
 		m := &s.Mounts[i]
-		recursive := hasOption(*m, "rbind", "ridmap")
 		m.Source = path
 		m.UIDMappings, m.GIDMappings = nil, nil
 		var opts []string
@@ -190,8 +216,10 @@ func (st StagedModifier) Modify(s *specs.Spec) error {
 				opts = append(opts, o)
 			}
 		}
-		if recursive && !hasOption(specs.Mount{Options: opts}, "rbind") {
-			opts = append(opts, "rbind")
+		// A mount of type bind with neither option is a bind to runc >=
+		// 1.2, and an error to runc 1.1: its one clone is bound.
+		if !hasOption(specs.Mount{Options: opts}, "bind", "rbind") {
+			opts = append(opts, "bind")
 		}
 		m.Options = opts
 	}

@@ -64,9 +64,10 @@ func TestRequested(t *testing.T) {
 
 func TestCandidates(t *testing.T) {
 	type cand struct {
-		Index               int
-		Recursive, Explicit bool
-		UID                 []specs.LinuxIDMapping
+		Index     int
+		Recursion Recursion
+		Explicit  bool
+		UID       []specs.LinuxIDMapping
 	}
 	cases := []struct {
 		name    string
@@ -82,7 +83,7 @@ func TestCandidates(t *testing.T) {
 			name:   "pool container: every bind is implicit, proc is not a candidate",
 			mounts: []specs.Mount{{Destination: "/proc", Type: "proc"}, bind("/etc/hosts"), bind("/data", "rbind")},
 			pod:    podMap,
-			want:   []cand{{Index: 1, UID: podMap}, {Index: 2, Recursive: true, UID: podMap}},
+			want:   []cand{{Index: 1, UID: podMap}, {Index: 2, Recursion: Tree, UID: podMap}},
 		},
 		{
 			name:   "idmap-skip opts a mount out, by clean path",
@@ -114,11 +115,31 @@ func TestCandidates(t *testing.T) {
 			caller: callerMap,
 			want:   []cand{{Index: 0, Explicit: true, UID: callerMap}},
 		},
+		// As runc >= 1.2 reads them: rbind takes the submounts, ridmap
+		// idmaps them, idmap and mount mappings only the top one.
 		{
-			name:   "ridmap is explicit and recursive",
+			name:   "ridmap is explicit; without rbind, one mount",
 			mounts: []specs.Mount{bind("/v", "ridmap")},
 			caller: callerMap,
-			want:   []cand{{Index: 0, Recursive: true, Explicit: true, UID: callerMap}},
+			want:   []cand{{Index: 0, Recursion: TopOnly, Explicit: true, UID: callerMap}},
+		},
+		{
+			name:   "rbind and ridmap: the tree, idmapped",
+			mounts: []specs.Mount{bind("/v", "rbind", "ridmap")},
+			caller: callerMap,
+			want:   []cand{{Index: 0, Recursion: Tree, Explicit: true, UID: callerMap}},
+		},
+		{
+			name:   "rbind and idmap: the tree, only its top idmapped",
+			mounts: []specs.Mount{bind("/v", "rbind", "idmap")},
+			pod:    podMap,
+			want:   []cand{{Index: 0, Recursion: TreeTopIdmapped, Explicit: true, UID: podMap}},
+		},
+		{
+			name:   "rbind and mount mappings: the tree, only its top idmapped",
+			mounts: []specs.Mount{{Destination: "/v", Type: "bind", Options: []string{"rbind"}, UIDMappings: mountMap, GIDMappings: mountMap}},
+			pod:    podMap,
+			want:   []cand{{Index: 0, Recursion: TreeTopIdmapped, Explicit: true, UID: mountMap}},
 		},
 		{
 			name:    "idmap option with no mapping anywhere",
@@ -159,7 +180,7 @@ func TestCandidates(t *testing.T) {
 				if !reflect.DeepEqual(g.UID, g.GID) {
 					t.Errorf("candidate %d: UID %v and GID %v differ", g.Index, g.UID, g.GID)
 				}
-				have = append(have, cand{g.Index, g.Recursive, g.Explicit, g.UID})
+				have = append(have, cand{g.Index, g.Recursion, g.Explicit, g.UID})
 			}
 			if !reflect.DeepEqual(have, c.want) {
 				t.Fatalf("Candidates = %+v, want %+v", have, c.want)
@@ -212,17 +233,22 @@ func TestStagedModifier(t *testing.T) {
 		{
 			name:  "source replaced, mappings and idmap dropped (runc 1.1 does not know them)",
 			mount: specs.Mount{Destination: "/v", Type: "bind", Source: "/host", Options: []string{"ro", "idmap"}, UIDMappings: mountMap, GIDMappings: mountMap},
-			want:  specs.Mount{Destination: "/v", Type: "bind", Source: "/staged/0", Options: []string{"ro"}},
+			want:  specs.Mount{Destination: "/v", Type: "bind", Source: "/staged/0", Options: []string{"ro", "bind"}},
 		},
 		{
-			name:  "ridmap becomes rbind: the staging mount carries the idmapped submounts",
+			name:  "ridmap alone becomes bind: the staged clone is one mount, and runc 1.1 needs the option",
 			mount: specs.Mount{Destination: "/v", Type: "bind", Source: "/host", Options: []string{"ridmap"}},
-			want:  specs.Mount{Destination: "/v", Type: "bind", Source: "/staged/0", Options: []string{"rbind"}},
+			want:  specs.Mount{Destination: "/v", Type: "bind", Source: "/staged/0", Options: []string{"bind"}},
 		},
 		{
-			name:  "rbind kept once",
+			name:  "rbind kept once: the staged clone holds the submounts",
 			mount: specs.Mount{Destination: "/v", Type: "bind", Source: "/host", Options: []string{"rbind", "ridmap"}},
 			want:  specs.Mount{Destination: "/v", Type: "bind", Source: "/staged/0", Options: []string{"rbind"}},
+		},
+		{
+			name:  "bind kept",
+			mount: specs.Mount{Destination: "/v", Type: "bind", Source: "/host", Options: []string{"idmap", "bind", "ro"}},
+			want:  specs.Mount{Destination: "/v", Type: "bind", Source: "/staged/0", Options: []string{"bind", "ro"}},
 		},
 	}
 	for _, c := range cases {

@@ -64,6 +64,24 @@ add_bind() {
 	[ "$output" = 0:0 ]
 }
 
+@test "explicit rbind with idmap: the submounts come along as they are, only the top is idmapped (runc >= 1.2's reading)" {
+	b=$(pooled_bundle t)
+	mkdir -p "$VOL/sub"
+	mount -t tmpfs -o mode=0755 tmpfs "$VOL/sub"
+	echo x >"$VOL/sub/in-tmpfs"
+	add_bind "$b" "$VOL" /v '["rbind", "idmap"]'
+	add_bind "$b" "$VOL" /r '["rbind", "ridmap"]'
+	start_container "$b" t
+	run cexec t stat -c '%n %u:%g' /v/root-file /v/sub/in-tmpfs /r/root-file /r/sub/in-tmpfs
+	mountpoint -q "$VOL/sub" || fail "the host's submount is gone"
+	umount "$VOL/sub"
+	[ "$status" = 0 ]
+	[ "${lines[0]}" = "/v/root-file 0:0" ]
+	[ "${lines[1]}" = "/v/sub/in-tmpfs 65534:65534" ]
+	[ "${lines[2]}" = "/r/root-file 0:0" ]
+	[ "${lines[3]}" = "/r/sub/in-tmpfs 0:0" ]
+}
+
 @test "idmap-skip opts a mount out: its host-root files look unmapped" {
 	b=$(pooled_bundle s)
 	annotate "$b" runc-userns.io/idmap-skip "/skipped, /other"
