@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -15,9 +16,27 @@ import (
 func NewUserns(uid, gid []specs.LinuxIDMapping) (*os.File, error) {
 	f, err := newUserns(uid, gid)
 	if err != nil {
-		return nil, fmt.Errorf("create user namespace with uid map %q: %w (check user.max_user_namespaces and that the host IDs are not in use by a mapping the kernel refuses)", FormatMappings(uid), err)
+		return nil, fmt.Errorf("create user namespace with uid map %q, gid map %q: %w (%s)", FormatMappings(uid), FormatMappings(gid), err, usernsHint(err))
 	}
 	return f, nil
+}
+
+// usernsHint says what to check after newUserns failed with err: the
+// step that failed, and its errno, tell a refused mapping from a limit
+// reached or a policy.
+func usernsHint(err error) string {
+	var pe *os.PathError
+	switch {
+	case errors.As(err, &pe) && strings.HasSuffix(pe.Path, "_map"):
+		return "the kernel refused the mapping: its ranges must not overlap, each needs a size, host IDs stay below 4294967295, and there are at most 340 ranges"
+	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EUSERS):
+		return "a limit on user namespaces was reached: raise user.max_user_namespaces (sysctl), and run `runc-userns pool gc` to drop the namespaces of pods that are gone"
+	case errors.Is(err, unix.EPERM):
+		return "this process may not create user namespaces: check for a seccomp profile or an LSM policy on the runtime (AppArmor, SELinux), and that it does not run in a chroot"
+	case errors.Is(err, unix.ENOMEM), errors.Is(err, unix.EAGAIN):
+		return "the node is short of memory or processes: check its free memory and pids limits"
+	}
+	return "check user.max_user_namespaces and the kernel log"
 }
 
 // Pin bind-mounts the namespace ns on path (created, mode 0444) so that the

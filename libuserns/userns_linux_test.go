@@ -178,6 +178,9 @@ func TestUserns(t *testing.T) {
 				if !strings.Contains(err.Error(), "uid map") {
 					t.Errorf("error %q does not show the uid map", err)
 				}
+				if !strings.Contains(err.Error(), "the kernel refused the mapping") {
+					t.Errorf("error %q does not say the mapping was refused", err)
+				}
 			})
 		}
 	})
@@ -357,4 +360,26 @@ func TestUserns(t *testing.T) {
 			t.Errorf("after Unpin, another mount namespace still holds the pin (%s)", got)
 		}
 	})
+}
+
+func TestUsernsHint(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"uid map refused", &os.PathError{Op: "write", Path: "/proc/<holder>/uid_map", Err: unix.EINVAL}, "the kernel refused the mapping"},
+		{"gid map refused", &os.PathError{Op: "write", Path: "/proc/<holder>/gid_map", Err: unix.EPERM}, "the kernel refused the mapping"},
+		{"limit", os.NewSyscallError("clone CLONE_NEWUSER", unix.ENOSPC), "raise user.max_user_namespaces"},
+		{"policy", os.NewSyscallError("clone CLONE_NEWUSER", unix.EPERM), "seccomp profile or an LSM policy"},
+		{"memory", os.NewSyscallError("clone CLONE_NEWUSER", unix.ENOMEM), "short of memory"},
+		{"anything else", &os.PathError{Op: "open", Path: "/proc/<holder>/ns/user", Err: unix.ENOENT}, "check user.max_user_namespaces and the kernel log"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := usernsHint(c.err); !strings.Contains(got, c.want) {
+				t.Errorf("usernsHint(%v) = %q, want it to contain %q", c.err, got, c.want)
+			}
+		})
+	}
 }
