@@ -126,6 +126,19 @@ var errMarkerBusy = errors.New("in-flight marker locked")
 // the locked file, because pool gc and delete unlink markers while holding
 // their lock.
 func lockInflight(lay layout, root, id string, wait time.Duration) (*os.File, error) {
+	return lockMarker(lay, root, id, wait, true)
+}
+
+// lockIdleMarker locks container id's marker for a reclaim, creating it,
+// if nobody holds it; it returns errMarkerBusy at once if someone does.
+// Whether runc has the container is not asked: the reclaim has found it
+// dead.
+func lockIdleMarker(lay layout, root, id string) (*os.File, error) {
+	return lockMarker(lay, root, id, 0, false)
+}
+
+// lockMarker is lockInflight; with askRunc false, without errRuncHas.
+func lockMarker(lay layout, root, id string, wait time.Duration, askRunc bool) (*os.File, error) {
 	if err := os.MkdirAll(lay.inflightDir(), 0o700); err != nil {
 		return nil, fmt.Errorf("in-flight marker: %w", err)
 	}
@@ -140,7 +153,7 @@ func lockInflight(lay layout, root, id string, wait time.Duration) (*os.File, er
 		err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
 		if err != nil {
 			f.Close()
-			if runcHas(root, id) {
+			if askRunc && runcHas(root, id) {
 				return nil, errRuncHas // its created init holds the marker
 			}
 			if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
@@ -156,7 +169,7 @@ func lockInflight(lay layout, root, id string, wait time.Duration) (*os.File, er
 			f.Close() // unlinked by pool gc or a delete between open and flock: again
 			continue
 		}
-		if runcHas(root, id) {
+		if askRunc && runcHas(root, id) {
 			f.Close()
 			return nil, errRuncHas
 		}

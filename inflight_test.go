@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/runc-userns/runc-userns/pool"
 )
 
 // inflightEnv: a state dir and a runc root, with container id's state.json
@@ -244,5 +246,48 @@ func TestSweepInflight(t *testing.T) {
 		if got := err == nil; got != kept {
 			t.Errorf("marker of %s kept: %v, want %v", id, got, kept)
 		}
+	}
+}
+
+// A reclaim cleans a dead member's leftovers and marker under the marker's
+// lock; a member whose marker someone holds (a create of the same ID that
+// started after the reclaim found it dead) keeps both: they are that
+// create's.
+func TestReleaseDeadPod(t *testing.T) {
+	lay, root := inflightEnv(t, "kept", true) // runc keeps "kept" stopped
+	for _, id := range []string{"idle", "busy", "kept", "nomarker"} {
+		if err := os.MkdirAll(lay.containerDir(root, id), 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(lay.inflightDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"idle", "kept"} {
+		if err := os.WriteFile(lay.inflight(root, id), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	busy, err := acquireInflight(lay, root, "busy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	a := pool.Allocation{Owner: "pod", HostID: 1 << 30, Size: 65536, Root: root, Members: []string{"idle", "busy", "kept", "nomarker"}}
+	if err := releaseDeadPod(lay, a); err != nil {
+		t.Fatal(err)
+	}
+	for id, kept := range map[string]bool{"idle": false, "busy": true, "kept": false, "nomarker": false} {
+		_, err := os.Lstat(lay.containerDir(root, id))
+		if got := err == nil; got != kept {
+			t.Errorf("container dir of %s kept: %v, want %v", id, got, kept)
+		}
+		_, err = os.Lstat(lay.inflight(root, id))
+		if got := err == nil; got != kept {
+			t.Errorf("marker of %s kept: %v, want %v", id, got, kept)
+		}
+	}
+	if !stillNamed(busy) || !inflightBusy(busy.Name()) {
+		t.Error("the busy create's marker is no longer the one it holds")
 	}
 }

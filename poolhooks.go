@@ -40,13 +40,26 @@ func poolHooks(stateDir string, log logrus.FieldLogger) pool.Hooks {
 }
 
 // releaseDeadPod removes what the containers of a reclaimed pod left, and
-// the pod's pin.
+// the pod's pin. Each member's leftovers go under its in-flight marker's
+// lock, the marker last: a create of the same ID that started after the
+// reclaim found the member dead holds the marker, and what is named after
+// the ID is that create's now (it cannot have a range yet: the reclaim
+// holds the pool's lock).
 func releaseDeadPod(lay layout, a pool.Allocation) error {
 	for _, m := range a.Members {
-		if err := removeLeftovers(lay, a.Root, m); err != nil {
+		marker, err := lockIdleMarker(lay, a.Root, m)
+		if errors.Is(err, errMarkerBusy) {
+			continue
+		}
+		if err != nil {
 			return err
 		}
-		if err := removeInflight(lay, a.Root, m); err != nil {
+		err = removeLeftovers(lay, a.Root, m)
+		if err == nil {
+			err = removeInflight(lay, a.Root, m)
+		}
+		marker.Close()
+		if err != nil {
 			return err
 		}
 	}
