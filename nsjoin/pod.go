@@ -1,15 +1,6 @@
 package nsjoin
 
-// Pod identity annotations set by the CRI implementations (the same keys
-// and rules as the wrapper's own pod detection).
-const (
-	criContainerType  = "io.kubernetes.cri.container-type"
-	criSandboxID      = "io.kubernetes.cri.sandbox-id"
-	crioContainerType = "io.kubernetes.cri-o.ContainerType"
-	crioSandboxID     = "io.kubernetes.cri-o.SandboxID"
-
-	containerTypeSandbox = "sandbox"
-)
+import "github.com/runc-userns/runc-userns/internal/oci"
 
 // Pod is the pod a container belongs to.
 type Pod struct {
@@ -21,20 +12,14 @@ type Pod struct {
 // InPod reports whether the container belongs to a pod.
 func (p Pod) InPod() bool { return p.ID != "" }
 
-// PodOf works out a container's pod from its annotations (containerd's
-// first, then CRI-O's). A container with neither belongs to no pod.
+// PodOf works out a container's pod from its annotations, by the wrapper's
+// own rules (oci.PodOf: containerd's keys first, then CRI-O's). A
+// container with neither belongs to no pod.
 func PodOf(id string, annotations map[string]string) Pod {
-	ctype, sandbox := annotations[criContainerType], annotations[criSandboxID]
-	if ctype == "" && sandbox == "" {
-		ctype, sandbox = annotations[crioContainerType], annotations[crioSandboxID]
+	if p := oci.PodOf(id, annotations); p.InPod {
+		return Pod{ID: p.Owner}
 	}
-	switch {
-	case ctype == "" && sandbox == "":
-		return Pod{}
-	case ctype == containerTypeSandbox || sandbox == "":
-		return Pod{ID: id}
-	}
-	return Pod{ID: sandbox}
+	return Pod{}
 }
 
 // SamePod reports whether a container in pod joiner may join the PID

@@ -1,13 +1,17 @@
 package nsjoin
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/runc-userns/runc-userns/internal/oci"
+)
 
 func containerd(sandbox, ctype string) map[string]string {
-	return map[string]string{criSandboxID: sandbox, criContainerType: ctype}
+	return map[string]string{oci.CRISandboxID: sandbox, oci.CRIContainerType: ctype}
 }
 
 func crio(sandbox, ctype string) map[string]string {
-	return map[string]string{crioSandboxID: sandbox, crioContainerType: ctype}
+	return map[string]string{oci.CRIOSandboxID: sandbox, oci.CRIOContainerType: ctype}
 }
 
 func TestPodOf(t *testing.T) {
@@ -20,13 +24,13 @@ func TestPodOf(t *testing.T) {
 		{"no annotations", "c1", nil, Pod{}},
 		{"other annotations only", "c1", map[string]string{"io.kubernetes.pod.name": "x"}, Pod{}},
 		{"containerd sandbox", "sb", containerd("sb", "sandbox"), Pod{ID: "sb"}},
-		{"containerd sandbox without its ID", "sb", map[string]string{criContainerType: "sandbox"}, Pod{ID: "sb"}},
+		{"containerd sandbox without its ID", "sb", map[string]string{oci.CRIContainerType: "sandbox"}, Pod{ID: "sb"}},
 		{"containerd container", "c1", containerd("sb", "container"), Pod{ID: "sb"}},
-		{"containerd container without a type", "c1", map[string]string{criSandboxID: "sb"}, Pod{ID: "sb"}},
-		{"containerd type without a sandbox ID", "c1", map[string]string{criContainerType: "container"}, Pod{ID: "c1"}},
+		{"containerd container without a type", "c1", map[string]string{oci.CRISandboxID: "sb"}, Pod{ID: "sb"}},
+		{"containerd type without a sandbox ID", "c1", map[string]string{oci.CRIContainerType: "container"}, Pod{ID: "c1"}},
 		{"CRI-O sandbox", "sb", crio("sb", "sandbox"), Pod{ID: "sb"}},
 		{"CRI-O container", "c1", crio("sb", "container"), Pod{ID: "sb"}},
-		{"containerd wins over CRI-O", "c1", map[string]string{criSandboxID: "a", criContainerType: "container", crioSandboxID: "b", crioContainerType: "container"}, Pod{ID: "a"}},
+		{"containerd wins over CRI-O", "c1", map[string]string{oci.CRISandboxID: "a", oci.CRIContainerType: "container", oci.CRIOSandboxID: "b", oci.CRIOContainerType: "container"}, Pod{ID: "a"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/runc-userns/runc-userns/internal/oci"
 )
 
 // requireRoot gates the tests that pin namespaces (bind mounts) and create
@@ -210,7 +212,7 @@ func TestResolve(t *testing.T) {
 	t.Run("a designated pin of the target's user namespace is used, after an inode check", func(t *testing.T) {
 		root, pinDir := t.TempDir(), filepath.Join(t.TempDir(), "debug")
 		p := spawn(t, unix.CLONE_NEWUSER|unix.CLONE_NEWPID)
-		writeState(t, root, "target", p.pid, p.start, map[string]string{criSandboxID: "pod", criContainerType: "container"}, "NEWUSER", "NEWPID")
+		writeState(t, root, "target", p.pid, p.start, map[string]string{oci.CRISandboxID: "pod", oci.CRIContainerType: "container"}, "NEWUSER", "NEWPID")
 		podPin := filepath.Join(t.TempDir(), "userns")
 		f, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", p.pid))
 		if err != nil {
@@ -224,9 +226,9 @@ func TestResolve(t *testing.T) {
 		defer unpin(podPin)
 		var asked []string
 		o := opts(root, "target", pinDir)
-		o.Annotations = map[string]string{criSandboxID: "pod", criContainerType: "container"}
+		o.Annotations = map[string]string{oci.CRISandboxID: "pod", oci.CRIContainerType: "container"}
 		o.UsernsPins = func(id string, ann map[string]string) []string {
-			asked = append(asked, id, ann[criSandboxID])
+			asked = append(asked, id, ann[oci.CRISandboxID])
 			// Not namespaces, another namespace, then the right one.
 			return []string{"", filepath.Join(pinDir, "missing"), "/proc/self/ns/user", podPin}
 		}
@@ -269,7 +271,7 @@ func TestResolve(t *testing.T) {
 
 func TestResolveRefusals(t *testing.T) {
 	requireRoot(t)
-	inPod := map[string]string{criSandboxID: "pod-a", criContainerType: "container"}
+	inPod := map[string]string{oci.CRISandboxID: "pod-a", oci.CRIContainerType: "container"}
 
 	cases := []struct {
 		name string
@@ -302,7 +304,7 @@ func TestResolveRefusals(t *testing.T) {
 				p := spawn(t, unix.CLONE_NEWPID)
 				writeState(t, root, "target", p.pid, p.start, inPod, "NEWPID")
 				o := opts(root, "target", pinDir)
-				o.Annotations = map[string]string{crioSandboxID: "pod-b", crioContainerType: "container"}
+				o.Annotations = map[string]string{oci.CRIOSandboxID: "pod-b", oci.CRIOContainerType: "container"}
 				return o
 			},
 			is:      ErrOtherPod,

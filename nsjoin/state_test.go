@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/runc-userns/runc-userns/internal/oci"
 )
 
 // The testdata files are real state.json files written by runc 1.1.5 and
@@ -35,10 +37,10 @@ func TestReadStateOfRealRuncs(t *testing.T) {
 			}
 			ann := st.annotations()
 			want := map[string]string{
-				criSandboxID:       "sb1",
-				criContainerType:   "container",
-				"runc-userns.io/x": "a=b",
-				"bundle":           "/tmp/stprobe",
+				oci.CRISandboxID:     "sb1",
+				oci.CRIContainerType: "container",
+				"runc-userns.io/x":   "a=b",
+				"bundle":             "/tmp/stprobe",
 			}
 			for k, v := range want {
 				if ann[k] != v {
