@@ -24,6 +24,14 @@ add_bind() {
 	update_config "$1" ".mounts += [{\"destination\": \"$3\", \"type\": \"bind\", \"source\": \"$2\", \"options\": $opts}]"
 }
 
+# vol_submount: a tmpfs at $VOL/sub holding in-tmpfs, owned by host root
+# (teardown_env unmounts it if the test does not).
+vol_submount() {
+	mkdir -p "$VOL/sub"
+	mount -t tmpfs -o mode=0755 tmpfs "$VOL/sub"
+	echo x >"$VOL/sub/in-tmpfs"
+}
+
 @test "pool pod: a volume owned by host root looks root's inside, writes land as host root, uid 1000 stays 1000" {
 	b=$(pooled_bundle v)
 	add_bind "$b" "$VOL" /v
@@ -53,9 +61,7 @@ add_bind() {
 
 @test "rbind: a submount of the volume is idmapped too" {
 	b=$(pooled_bundle r)
-	mkdir -p "$VOL/sub"
-	mount -t tmpfs -o mode=0755 tmpfs "$VOL/sub"
-	echo x >"$VOL/sub/in-tmpfs"
+	vol_submount
 	add_bind "$b" "$VOL" /v '["rbind"]'
 	start_container "$b" r
 	run cexec r stat -c '%u:%g' /v/sub/in-tmpfs
@@ -66,9 +72,7 @@ add_bind() {
 
 @test "explicit rbind with idmap: the submounts come along as they are, only the top is idmapped (runc >= 1.2's reading)" {
 	b=$(pooled_bundle t)
-	mkdir -p "$VOL/sub"
-	mount -t tmpfs -o mode=0755 tmpfs "$VOL/sub"
-	echo x >"$VOL/sub/in-tmpfs"
+	vol_submount
 	add_bind "$b" "$VOL" /v '["rbind", "idmap"]'
 	add_bind "$b" "$VOL" /r '["rbind", "ridmap"]'
 	start_container "$b" t
