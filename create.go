@@ -890,6 +890,10 @@ func unpinPod(lay layout, owner string) error {
 // be searched by others: runc mounts the staged rootfs from inside the
 // pod's user namespace, where host permissions for "other" apply.
 func mkdirTraversable(base, dir string) error {
+	base, dir = filepath.Clean(base), filepath.Clean(dir)
+	if !strings.HasPrefix(dir, base+"/") && dir != base {
+		return fmt.Errorf("%s is not below stateDir %s", dir, base) // never chmod outside it
+	}
 	if err := os.MkdirAll(dir, 0o711); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/runc-userns/runc-userns/pool"
 )
@@ -98,6 +99,9 @@ func Parse(raw []byte) (*Config, error) {
 	if c.StateDir[0] != '/' {
 		return nil, fmt.Errorf("stateDir %q: must be an absolute path", c.StateDir)
 	}
+	// One spelling of it everywhere: paths are compared with it and
+	// walked up to it ("/run/runc-userns/" must not be another one).
+	c.StateDir = filepath.Clean(c.StateDir)
 	if c.Runtime != "" && c.Runtime[0] != '/' {
 		return nil, fmt.Errorf("runtime %q: must be an absolute path", c.Runtime)
 	}

@@ -57,6 +57,11 @@ func TestParse(t *testing.T) {
 			c.Userns.SlotSize = 1024
 			return c
 		}()},
+		{"state dir in another spelling: cleaned", `{"stateDir": "/run//a/../runc-userns/"}`, func() Config {
+			c := defaults()
+			c.StateDir = "/run/runc-userns"
+			return c
+		}()},
 		{"other state dir and subid user", `{"stateDir": "/var/lib/x", "userns": {"subidUser": "containers"}}`, func() Config {
 			c := defaults()
 			c.StateDir = "/var/lib/x"
