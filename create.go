@@ -90,13 +90,13 @@ func (a *app) createPlan(doc *oci.Document, bundle string) (req oci.Request, wan
 	}
 	if req.Stamp != nil {
 		if err := a.verifyStamp(req.Stamp); err != nil {
-			// The stamp names the stateDir whose key signed it: a bundle
+			// The stamp names the stateDir it was written for: a bundle
 			// created again after the operator moved stateDir says so.
 			dir := a.cfg.StateDir
-			if sd := req.Stamp.StateDir; sd != "" && sd != dir {
+			if sd := req.Stamp.StateDir; sd != "" && filepath.Clean(sd) != dir {
 				dir = sd + " (configured now: " + a.cfg.StateDir + ")"
 			}
-			return req, false, false, fmt.Errorf("container %s: config.json carries a %s annotation that this node did not write (forged, or written before stateDir %s was cleared): %w; remove the annotation", id, oci.AnnotationStamp, dir, err)
+			return req, false, false, fmt.Errorf("container %s: config.json carries a %s annotation that this node did not write (forged, or written before stateDir %s was cleared or moved): %w; the file may carry the edits of that earlier create too (root.path, mounts, user namespace): regenerate the bundle's config.json rather than only removing the annotation", id, oci.AnnotationStamp, dir, err)
 		}
 		undoStamp(doc.Spec, req.Stamp)
 		a.log.Debugf("container %s: undid the edits of an earlier create of bundle %s", id, bundle)
@@ -228,22 +228,16 @@ func bundleDir(flag string) (string, error) {
 	return filepath.Abs(flag)
 }
 
-// verifyStamp checks a stamp's MAC with this node's key: the configured
-// stateDir's, else the one the stamp names (a changed config).
+// verifyStamp checks a stamp's MAC with this node's key, the configured
+// stateDir's; never with a key from the directory the stamp names: that
+// is the pod author's to write (a root-owned file of 32 bytes in a volume
+// of a pod that runs as host root would do).
 func (a *app) verifyStamp(st *oci.Stamp) error {
-	err := errors.New("no stamp key")
-	for _, dir := range []string{a.cfg.StateDir, st.StateDir} {
-		if dir == "" || !filepath.IsAbs(dir) {
-			continue
-		}
-		var key []byte
-		if key, err = oci.StampKey(dir, false); err == nil {
-			if err = st.Verify(key); err == nil {
-				return nil
-			}
-		}
+	key, err := oci.StampKey(a.cfg.StateDir, false)
+	if err != nil {
+		return err
 	}
-	return err
+	return st.Verify(key)
 }
 
 // undoStamp reverts the edits an earlier create of the same bundle made,

@@ -112,6 +112,18 @@ plain_runc() {
 	"$REAL_RUNC" --root "$RUNC_ROOT" "$@"
 }
 
+# envless_wrapper ARGS...: the wrapper with the test's runc root and no
+# environment at all, as podman and some shims call delete and exec. It
+# then reads the operator config at its default path, so it runs in a
+# private mount namespace in which /etc (an overlay on the host's) has the
+# test's config at /etc/runc-userns/config.json.
+envless_wrapper() {
+	mkdir -p "$TESTDIR/etc.upper/runc-userns" "$TESTDIR/etc.work"
+	cp "$RUNC_USERNS_CONFIG" "$TESTDIR/etc.upper/runc-userns/config.json"
+	unshare -m --propagation private sh -c 'mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1,workdir=$2" /etc && shift 2 && exec env -i "$@"' \
+		envless "$TESTDIR/etc.upper" "$TESTDIR/etc.work" "$WRAPPER" --root "$RUNC_ROOT" "$@"
+}
+
 # start_container BUNDLE ID: create (detached, stdio on /dev/null) and start.
 start_container() {
 	wrapper create --bundle "$1" "$2" </dev/null >/dev/null 2>"$TESTDIR/$2.create.err" || {

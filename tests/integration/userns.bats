@@ -311,9 +311,9 @@ uid_map_of() {
 	b=$(pooled_bundle envless)
 	start_container "$b" envless
 	[ "$(pool_json | jq length)" = 1 ]
-	run -0 env -i "$WRAPPER" --root "$RUNC_ROOT" kill envless KILL
+	run -0 envless_wrapper kill envless KILL
 	sleep 0.2
-	run -0 env -i "$WRAPPER" --root "$RUNC_ROOT" delete --force envless
+	run -0 envless_wrapper delete --force envless
 	[ "$(pool_json | jq length)" = 0 ]
 	[ ! -e "$STATE_DIR/pods/envless" ]
 }
@@ -375,7 +375,7 @@ uid_map_of() {
 		# exec finds the namespace through the container's own stamp, not
 		# the caller's config: with no environment at all (as podman and
 		# some shims call it) it still lands in the pod's namespace.
-		[ "$(env -i "$WRAPPER" --root "$RUNC_ROOT" exec app readlink /proc/self/ns/net)" = "$want" ]
+		[ "$(envless_wrapper exec app readlink /proc/self/ns/net)" = "$want" ]
 		# If what the stamp points at is gone, exec is refused, never run
 		# in the host's network namespace.
 		rec=$(ls "$STATE_DIR"/containers/*/app/netns)

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/runc-userns/runc-userns/internal/config"
+	"github.com/runc-userns/runc-userns/internal/oci"
+)
+
+// A stamp is verified with the configured stateDir's key only: the
+// directory a stamp names is the pod author's to choose, and so is a key
+// file there.
+func TestVerifyStamp(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("stamp keys must be root-owned: needs root")
+	}
+	node, elsewhere := t.TempDir(), t.TempDir()
+	nodeKey, err := oci.StampKey(node, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherKey, err := oci.StampKey(elsewhere, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := func(dir string, key []byte) *oci.Stamp {
+		st := &oci.Stamp{Version: 1, Owner: "p", Root: "/run/runc", StateDir: dir, HostID: 1 << 30, Size: 65536}
+		st.Sign(key)
+		return st
+	}
+	cases := []struct {
+		name     string
+		stateDir string // configured
+		stamp    *oci.Stamp
+		ok       bool
+	}{
+		{"this node's", node, signed(node, nodeKey), true},
+		{"signed with a key in the directory it names", node, signed(elsewhere, otherKey), false},
+		{"no key in the configured stateDir", t.TempDir(), signed(elsewhere, otherKey), false},
+		{"this node's key, another stateDir named", node, signed(elsewhere, nodeKey), true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := &app{cfg: &config.Config{StateDir: c.stateDir}}
+			err := a.verifyStamp(c.stamp)
+			if (err == nil) != c.ok {
+				t.Fatalf("verifyStamp: %v, want ok %v", err, c.ok)
+			}
+			if err != nil && !errors.Is(err, oci.ErrForgedStamp) && !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("verifyStamp: %v: neither forged nor a missing key", err)
+			}
+		})
+	}
+}
