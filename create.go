@@ -401,6 +401,11 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 	}
 	c.ph.mark("features")
 	stamp := &oci.Stamp{Version: 1, Root: c.root, StateDir: c.cfg.StateDir, Runtime: c.runtime}
+	// The caller's mounts, whichever step below edits them (idmap, sysfs,
+	// locked flags): a second create of the bundle starts from these.
+	if stamp.Mounts, err = json.Marshal(s.Mounts); err != nil {
+		return nil, nil, err
+	}
 	c.undo = append(c.undo, func() error { return removeStaged(c.lay, c.root, c.id) })
 	var mods []modifier
 	// A container:<ID> reference first: joining the target's PID namespace
@@ -563,9 +568,6 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features, pod []specs.LinuxIDMapping, podNS *os.File) ([]modifier, error) {
 	cands, err := idmap.Candidates(s, pod, c.req.IdmapSkip)
 	if err != nil || len(cands) == 0 {
-		return nil, err
-	}
-	if stamp.Mounts, err = json.Marshal(s.Mounts); err != nil {
 		return nil, err
 	}
 	namespaces := map[string]*os.File{}

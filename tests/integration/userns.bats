@@ -307,6 +307,22 @@ uid_map_of() {
 	[ -z "$(test_mounts)" ]
 }
 
+@test "a rerun of a bundle whose only mount edit was sysfs (a CNI network namespace) starts from the caller's mounts" {
+	touch "$TESTDIR/netns"
+	unshare --net="$TESTDIR/netns" true
+	b=$(pooled_bundle rr)
+	update_config "$b" '.linux.namespaces |= map(if .type == "network" then .path = "'"$TESTDIR/netns"'" else . end)
+		| .process.args = ["true"]'
+	orig=$(jq -c .mounts "$b/config.json")
+	run -0 wrapper run --bundle "$b" rr </dev/null
+	[ "$(jq -r '.mounts[] | select(.destination == "/sys") | .type' "$b/config.json")" = bind ]
+	# Again without the pool: the caller's sysfs, not a bind of the host's /sys.
+	update_config "$b" 'del(.annotations["runc-userns.io/userns"])'
+	run -0 wrapper run --bundle "$b" rr </dev/null
+	umount "$TESTDIR/netns"
+	[ "$(jq -c .mounts "$b/config.json")" = "$orig" ]
+}
+
 @test "delete with an empty environment finds what the container held" {
 	b=$(pooled_bundle envless)
 	start_container "$b" envless
