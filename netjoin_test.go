@@ -82,9 +82,10 @@ func writeState(t testing.TB, root, id string, annotations map[string]string) {
 	}
 }
 
-// exec finds the record through the container's own stamp, whatever state
-// dir the operator config on this call names, and refuses when the stamp
-// says the wrapper entered a network namespace it can no longer find.
+// exec finds the record through the container's own stamp, and refuses
+// when the stamp says the wrapper entered a network namespace it can no
+// longer find, or when the stamp does not verify with the key of the state
+// dir the call's config names.
 func TestNetjoinOf(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("the stamp key must be root-owned: needs root")
@@ -108,9 +109,7 @@ func TestNetjoinOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The call's own config names another state dir (its environment did
-	// not reach it): the stamp still leads to the record.
-	a := &app{cfg: &config.Config{StateDir: t.TempDir()}}
+	a := &app{cfg: &config.Config{StateDir: stateDir}}
 	cases := []struct {
 		id      string
 		found   bool
@@ -136,6 +135,14 @@ func TestNetjoinOf(t *testing.T) {
 				t.Fatalf("netjoinOf = %+v, %v, %v; want found %v (%+v)", nj, found, err, c.found, want)
 			}
 		})
+	}
+	// A call whose config names another state dir (its environment did
+	// not reach it, and no operator config is at the default path): the
+	// stamp does not verify there, and exec is refused, never run in the
+	// host's network namespace.
+	elsewhere := &app{cfg: &config.Config{StateDir: t.TempDir()}}
+	if _, _, err := elsewhere.netjoinOf(root, "entered"); err == nil || !strings.Contains(err.Error(), "does not verify") {
+		t.Errorf("netjoinOf with another state dir configured: %v, want it refused", err)
 	}
 	if !netjoinsUnder(root) {
 		t.Error("netjoinsUnder: root has containers whose network namespace was entered")
