@@ -588,8 +588,8 @@ static int find_runc(const struct fp_sys *sys, const char *configured, const cha
 		const char *colon = strchr(path_env, ':');
 		size_t n = colon ? (size_t)(colon - path_env) : strlen(path_env);
 
-		/* A relative entry: Go makes the path absolute with $PWD or
-		 * getcwd; leave that to it. */
+		/* A relative entry, which Go skips (never a runc from the
+		 * working directory): leave the call to it. */
 		if (n == 0 || path_env[0] != '/')
 			return 0;
 		/* Also the path Go stats and passes as argv[0]. */

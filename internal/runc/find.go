@@ -20,7 +20,10 @@ var fallbackPaths = []string{
 }
 
 // Find returns the real runc: the configured path, else the first runc on
-// PATH that is not this binary, else the first of fallbackPaths.
+// PATH that is not this binary, else the first of fallbackPaths. Empty and
+// relative PATH entries are skipped, as exec.LookPath refuses them: never
+// a runc from the working directory (containerd's shim runs in the
+// bundle).
 func Find(configured, pathEnv string) (string, error) {
 	self, err := os.Stat("/proc/self/exe")
 	if err != nil {
@@ -38,10 +41,9 @@ func Find(configured, pathEnv string) (string, error) {
 	}
 	var candidates []string
 	for _, dir := range filepath.SplitList(pathEnv) {
-		if dir == "" {
-			dir = "."
+		if filepath.IsAbs(dir) {
+			candidates = append(candidates, filepath.Join(dir, "runc"))
 		}
-		candidates = append(candidates, filepath.Join(dir, "runc"))
 	}
 	candidates = append(candidates, fallbackPaths...)
 	var skipped []string
@@ -53,11 +55,6 @@ func Find(configured, pathEnv string) (string, error) {
 		if os.SameFile(st, self) {
 			skipped = append(skipped, c)
 			continue
-		}
-		if !filepath.IsAbs(c) {
-			if abs, err := filepath.Abs(c); err == nil {
-				c = abs
-			}
 		}
 		return c, nil
 	}

@@ -184,22 +184,26 @@ func TestFind(t *testing.T) {
 			},
 		},
 		{
-			name: "empty PATH entry is the working directory, made absolute",
-			setup: func(t *testing.T) env {
-				dir := t.TempDir()
-				t.Chdir(dir)
-				return env{path: ":/nonexistent", fallback: []string{}, want: fakeRunc(t, dir, 0o755)}
-			},
-		},
-		{
-			name: "relative PATH entry is made absolute",
+			name: "empty and relative PATH entries are skipped: no runc from the working directory",
 			setup: func(t *testing.T) env {
 				dir := t.TempDir()
 				if err := os.Mkdir(filepath.Join(dir, "bin"), 0o755); err != nil {
 					t.Fatal(err)
 				}
+				fakeRunc(t, dir, 0o755)
+				fakeRunc(t, filepath.Join(dir, "bin"), 0o755)
 				t.Chdir(dir)
-				return env{path: "bin", fallback: []string{}, want: fakeRunc(t, filepath.Join(dir, "bin"), 0o755)}
+				return env{path: ":bin:./bin:/nonexistent", fallback: []string{}}
+			},
+			mention: []string{"real runc not found"},
+		},
+		{
+			name: "an absolute entry after skipped ones",
+			setup: func(t *testing.T) env {
+				dir, abs := t.TempDir(), t.TempDir()
+				fakeRunc(t, dir, 0o755)
+				t.Chdir(dir)
+				return env{path: ":.:" + abs, fallback: []string{}, want: fakeRunc(t, abs, 0o755)}
 			},
 		},
 	}
