@@ -8,16 +8,35 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// isUserns checks that path is a user namespace.
+// isUserns checks that path is a user namespace. What path names is
+// looked at through an O_PATH descriptor, and opened for the ioctl only
+// once it is known to be an nsfs file: a device node swapped in meanwhile
+// is never opened (as root).
 func isUserns(path string) error {
-	st, err := os.Stat(path)
+	pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return err
+		return &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	if !st.Mode().IsRegular() {
-		return fmt.Errorf("not a namespace: it is a %s", st.Mode().Type())
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		kind := "file of another type"
+		if fi, err := os.Stat(fmt.Sprintf("/proc/self/fd/%d", pfd)); err == nil {
+			kind = fi.Mode().Type().String()
+		}
+		return fmt.Errorf("not a namespace: it is a %s", kind)
+	}
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(pfd, &fs); err != nil {
+		return &os.PathError{Op: "fstatfs", Path: path, Err: err}
+	}
+	if fs.Type != unix.NSFS_MAGIC {
+		return errors.New("not a namespace (a regular file)")
+	}
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", pfd), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: path, Err: err}
 	}

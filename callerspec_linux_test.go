@@ -1,0 +1,34 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestIsUserns(t *testing.T) {
+	cases := []struct {
+		path string
+		want string // "" for a user namespace
+	}{
+		{"/proc/self/ns/user", ""},
+		{"/proc/self/ns/net", "a namespace of another type"},
+		{"/etc/passwd", "not a namespace (a regular file)"},
+		{"/dev/null", "not a namespace: it is a Dc"},
+		{"/proc/self", "not a namespace: it is a d"},
+		{"/nonexistent/ns", "no such file or directory"},
+	}
+	for _, c := range cases {
+		t.Run(c.path, func(t *testing.T) {
+			err := isUserns(c.path)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("isUserns(%s): %v", c.path, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("isUserns(%s) = %v, want %q", c.path, err, c.want)
+			}
+		})
+	}
+}
