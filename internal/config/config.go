@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/runc-userns/runc-userns/pool"
 )
@@ -62,7 +63,7 @@ func Load(getenv func(string) string) (*Config, error) {
 	if path == "" {
 		path = DefaultPath
 	}
-	raw, err := os.ReadFile(path)
+	raw, err := readConfig(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist) && path == DefaultPath:
 		c := &Config{}
@@ -77,6 +78,32 @@ func Load(getenv func(string) string) (*Config, error) {
 	}
 	c.Path = path
 	return c, nil
+}
+
+// MaxSize is the most of a config file read (the constructor's
+// FP_CONFIG_MAX, fastpath.h).
+const MaxSize = 64 << 10
+
+// readConfig reads a regular file of at most MaxSize bytes: a FIFO or a
+// device named by the environment must not hang or exhaust every call.
+func readConfig(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is a %s, not a regular file", path, st.Mode().Type())
+	}
+	raw, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err == nil && len(raw) > MaxSize {
+		err = fmt.Errorf("%s is larger than %d bytes", path, MaxSize)
+	}
+	return raw, err
 }
 
 // Parse decodes and checks a configuration file's contents.

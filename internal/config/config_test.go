@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/runc-userns/runc-userns/pool"
 )
 
@@ -134,6 +136,11 @@ func TestLoad(t *testing.T) {
 	good := write("good.json", fullExample)
 	bad := write("bad.json", `{"userns": {"mode": "sometimes"}}`)
 	missing := filepath.Join(dir, "missing.json")
+	huge := write("huge.json", `{"runtime": "/usr/sbin/runc"`+strings.Repeat(" ", MaxSize)+`}`)
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name    string
 		env     string
@@ -159,6 +166,16 @@ func TestLoad(t *testing.T) {
 			name:    "named by the environment but a directory",
 			env:     dir,
 			mention: []string{dir, EnvPath},
+		},
+		{
+			name:    "a FIFO: refused, not waited on",
+			env:     fifo,
+			mention: []string{fifo, "not a regular file"},
+		},
+		{
+			name:    "larger than a config file gets",
+			env:     huge,
+			mention: []string{huge, "larger than 65536 bytes"},
 		},
 		{
 			name:    "invalid",
