@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -56,6 +58,9 @@ func (l layout) netjoinRecord(root, id string) string {
 // writeNetjoin records the namespace at path for the container (0600,
 // written whole before it is renamed into place).
 func writeNetjoin(lay layout, root, id, path string) (netjoin, error) {
+	if strings.ContainsRune(path, '\n') {
+		return netjoin{}, fmt.Errorf("the path has a newline: name the network namespace by a path without one")
+	}
 	f, nid, err := netns.Open(path)
 	if err != nil {
 		return netjoin{}, err
@@ -86,12 +91,19 @@ func readNetjoin(lay layout, root, id string) (nj netjoin, found bool, err error
 	if err != nil {
 		return netjoin{}, true, fmt.Errorf("network namespace record %s: %w", f.Name(), err)
 	}
-	var path string
-	n, err := fmt.Sscanf(line, "%d %d %s\n", &nj.id.Dev, &nj.id.Ino, &path)
-	if err != nil || n != 3 || !filepath.IsAbs(path) {
+	// "DEV INO PATH\n": the path is the rest of the line, spaces and all.
+	fields := strings.SplitN(strings.TrimSuffix(line, "\n"), " ", 3)
+	var dev, ino uint64
+	if len(fields) == 3 {
+		dev, err = strconv.ParseUint(fields[0], 10, 64)
+		if err == nil {
+			ino, err = strconv.ParseUint(fields[1], 10, 64)
+		}
+	}
+	if len(fields) != 3 || err != nil || !filepath.IsAbs(fields[2]) {
 		return netjoin{}, true, fmt.Errorf("network namespace record %s: malformed %q", f.Name(), line)
 	}
-	nj.path = path
+	nj.id.Dev, nj.id.Ino, nj.path = dev, ino, fields[2]
 	return nj, true, nil
 }
 

@@ -52,11 +52,29 @@ func TestNetjoinRecord(t *testing.T) {
 	if err != nil || !found || got != nj {
 		t.Fatalf("read back %+v found %v err %v, want %+v", got, found, err, nj)
 	}
-	if err := os.WriteFile(lay.netjoinRecord("/r", "c1"), []byte("1 2 relative\n"), 0o600); err != nil {
+	// A path with spaces (a netns file of the caller's naming) reads back
+	// whole; one with a newline is refused.
+	spaced := filepath.Join(t.TempDir(), "net ns  x")
+	if err := os.Symlink("/proc/self/ns/net", spaced); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := readNetjoin(lay, "/r", "c1"); err == nil {
-		t.Error("malformed record accepted")
+	nj, err = writeNetjoin(lay, "/r", "c2", spaced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, found, err := readNetjoin(lay, "/r", "c2"); err != nil || !found || got != nj || got.path != spaced {
+		t.Fatalf("read back %+v found %v err %v, want %+v", got, found, err, nj)
+	}
+	if _, err := writeNetjoin(lay, "/r", "c3", spaced+"\n"); err == nil || !strings.Contains(err.Error(), "newline") {
+		t.Errorf("a path with a newline: %v, want it refused", err)
+	}
+	for _, bad := range []string{"1 2 relative\n", "1 2\n", "x 2 /p\n", "1 -2 /p\n", "1 2 /p"} {
+		if err := os.WriteFile(lay.netjoinRecord("/r", "c1"), []byte(bad), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := readNetjoin(lay, "/r", "c1"); err == nil {
+			t.Errorf("malformed record %q accepted", bad)
+		}
 	}
 }
 
