@@ -177,6 +177,10 @@ static const char *command_id(char *const *args, int kind, const char **bundle)
  * ARGV_EXEC, ARGV_CREATE, with the last --root, as Parse keeps it, the ID,
  * and create's bundle).
  */
+/* runc's default --root for real root outside a user namespace; fast_argv
+ * leaves *root pointing at it when argv has no --root. */
+static const char default_root[] = "/run/runc"; /* oci.DefaultRoot */
+
 static int fast_argv(char *const *argv, const char **root, const char **id, const char **bundle)
 {
 	const char *name, *cmd;
@@ -185,7 +189,7 @@ static int fast_argv(char *const *argv, const char **root, const char **id, cons
 
 	if (!argv || !argv[0])
 		return ARGV_GO;
-	*root = "/run/runc"; /* oci.DefaultRoot */
+	*root = default_root;
 	for (i = 1; argv[i]; i++) {
 		if (!split_flag(argv[i], &name, &n, &has_value))
 			break;
@@ -1034,6 +1038,15 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 		has_config = 0;
 	} else if (len < 0 || !parse_config(raw, (size_t)len, configured, sizeof configured, &conf)) {
 		return FP_GO;
+	}
+
+	/* With no --root and XDG_RUNTIME_DIR set, runc may take
+	 * $XDG_RUNTIME_DIR/runc (not root, or in a user namespace:
+	 * oci.RuncRoot): the Go code works out which, where it matters. */
+	if (kind != ARGV_FAST && root == default_root) {
+		v = fp_getenv(envp, "XDG_RUNTIME_DIR");
+		if (v && *v)
+			return FP_GO;
 	}
 
 	/* A create whose ID runc would refuse is the Go code's (our error,

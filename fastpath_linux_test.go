@@ -347,6 +347,13 @@ func TestFastpathDeleteExec(t *testing.T) {
 		{"delete stamped, no config file", []string{"delete", "c"}, []string{"PATH=/usr/sbin"}, func() fastpathSys { s := stamped; s.configPath = ""; return s }(), ""},
 		{"delete stamped, no runc", []string{"delete", "c"}, []string{"PATH=/nowhere", "RUNC_USERNS_CONFIG=" + cfg}, func() fastpathSys { s := stamped; s.config = []byte(`{}`); s.files = fpFiles[:2]; return s }(), ""},
 		{"delete stamped, kill switch", []string{"delete", "c"}, append([]string{"RUNC_USERNS_FASTPATH=0"}, env...), stamped, ""},
+		// No --root and XDG_RUNTIME_DIR set: runc may use
+		// $XDG_RUNTIME_DIR/runc (oci.RuncRoot), so the Go code decides;
+		// with --root, or for a bare exec, nothing changes.
+		{"delete, no --root, XDG_RUNTIME_DIR", []string{"delete", "c"}, append([]string{"XDG_RUNTIME_DIR=/run/user/0"}, env...), stamped, ""},
+		{"delete --root, XDG_RUNTIME_DIR", []string{"--root", "/r", "delete", "--force", "c"}, append([]string{"XDG_RUNTIME_DIR=/run/user/0"}, env...), state("/r/c/state.json", fpStamped), "spawn:/opt/runc"},
+		{"state, no --root, XDG_RUNTIME_DIR", []string{"state", "c"}, append([]string{"XDG_RUNTIME_DIR=/run/user/0"}, env...), plain, "/opt/runc"},
+		{"delete, no --root, empty XDG_RUNTIME_DIR", []string{"delete", "c"}, append([]string{"XDG_RUNTIME_DIR="}, env...), stamped, "spawn:/opt/runc"},
 		{"delete stamped, truncated", []string{"delete", "c"}, env, state("", fpStamped[:60]), ""},
 		{"exec stamped", []string{"exec", "c", "true"}, env, stamped, ""},
 		{"the key anywhere", []string{"delete", "c"}, env, state("", `{"env":["X=runc-userns.io/stamp"]}`), "spawn:/opt/runc"},

@@ -6,6 +6,8 @@ package main
 import (
 	"os"
 
+	"github.com/moby/sys/userns"
+
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
@@ -32,6 +34,9 @@ func dispatch(argv []string) int {
 	}
 	early := startedRunc()
 	inv := oci.Parse(argv[1:])
+	if !inv.RootGiven {
+		inv.Root = oci.RuncRoot(os.LookupEnv, os.Geteuid(), userns.RunningInUserNS)
+	}
 	log, sink, err := newLogger(inv.Log, inv.LogFormat, inv.Debug)
 	if err != nil {
 		// An unusable --log or --log-format: runc reports it in its words.

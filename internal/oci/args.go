@@ -12,7 +12,8 @@ type Invocation struct {
 	Args []string
 
 	// Global flags.
-	Root      string
+	Root      string // --root, else DefaultRoot (see RuncRoot)
+	RootGiven bool   // argv has --root
 	Log       string
 	LogFormat string
 	Debug     bool
@@ -33,6 +34,27 @@ type Invocation struct {
 
 // DefaultRoot is runc's default --root for a privileged caller.
 const DefaultRoot = "/run/runc"
+
+// RuncRoot is the root runc uses when argv has no --root: DefaultRoot,
+// or $XDG_RUNTIME_DIR/runc when XDG_RUNTIME_DIR is set and runc honours
+// it (its shouldHonorXDGRuntimeDir: not euid 0, or euid 0 in a user
+// namespace with USER unset or not "root"). inUserNS is asked only then.
+func RuncRoot(getenv func(string) (string, bool), euid int, inUserNS func() bool) string {
+	xdg, _ := getenv("XDG_RUNTIME_DIR")
+	if xdg == "" {
+		return DefaultRoot
+	}
+	if euid != 0 {
+		return xdg + "/runc"
+	}
+	if !inUserNS() {
+		return DefaultRoot
+	}
+	if u, ok := getenv("USER"); ok && u == "root" {
+		return DefaultRoot
+	}
+	return xdg + "/runc"
+}
 
 // flagKind says whether a flag takes a value.
 type flagKind int
@@ -174,7 +196,7 @@ func Parse(args []string) *Invocation {
 		}
 		switch name {
 		case "root":
-			inv.Root = value
+			inv.Root, inv.RootGiven = value, true
 		case "log":
 			inv.Log = value
 		case "log-format":

@@ -400,3 +400,30 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+func TestRuncRoot(t *testing.T) {
+	cases := []struct {
+		name   string
+		env    map[string]string
+		euid   int
+		userns bool
+		want   string
+	}{
+		{"root, no XDG_RUNTIME_DIR", nil, 0, false, DefaultRoot},
+		{"root outside a user namespace ignores XDG_RUNTIME_DIR", map[string]string{"XDG_RUNTIME_DIR": "/run/user/0"}, 0, false, DefaultRoot},
+		{"not root", map[string]string{"XDG_RUNTIME_DIR": "/run/user/1000"}, 1000, false, "/run/user/1000/runc"},
+		{"not root, no XDG_RUNTIME_DIR", nil, 1000, false, DefaultRoot},
+		{"root in a user namespace, USER unset", map[string]string{"XDG_RUNTIME_DIR": "/x"}, 0, true, "/x/runc"},
+		{"root in a user namespace, USER=root", map[string]string{"XDG_RUNTIME_DIR": "/x", "USER": "root"}, 0, true, DefaultRoot},
+		{"root in a user namespace, USER=alice", map[string]string{"XDG_RUNTIME_DIR": "/x", "USER": "alice"}, 0, true, "/x/runc"},
+		{"empty XDG_RUNTIME_DIR", map[string]string{"XDG_RUNTIME_DIR": ""}, 1000, true, DefaultRoot},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			getenv := func(k string) (string, bool) { v, ok := c.env[k]; return v, ok }
+			if got := RuncRoot(getenv, c.euid, func() bool { return c.userns }); got != c.want {
+				t.Errorf("RuncRoot = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
