@@ -89,8 +89,8 @@ teardown() {
 	run -0 cat "$list"
 	[ "$output" = "$(printf '%s\n' "$T/new" "$T/new" "$T/full" "$T/empty-file" "$T/full-file")" ]
 	noted "$list" "$T/new"
-	! noted "$list" "$T/there"
-	! noted "$list" "$T/new/a"
+	run ! noted "$list" "$T/there"
+	run ! noted "$list" "$T/new/a"
 
 	mkdir -p "$T/new/a/b" "$T/new/c" "$T/full/d"
 	echo data >"$T/full/d/f"

@@ -101,7 +101,7 @@ one_json_error() {
 	[ -s "$TESTDIR/broken.log" ]
 	jq -e . "$TESTDIR/broken.log" >/dev/null
 	[ "$(jq -s 'map(select(.level != "error" and .level != "warning")) | length' "$TESTDIR/broken.log")" = 0 ]
-	! grep -Eq 'runc-userns|user namespace|/state/' "$TESTDIR/broken.log"
+	run ! grep -Eq 'runc-userns|user namespace|/state/' "$TESTDIR/broken.log"
 	diff -u <(normalise_time <"$TESTDIR/plain.log") <(normalise_time <"$TESTDIR/broken.log")
 	[ "$(pool_json | jq length)" = 0 ]
 }
