@@ -36,12 +36,20 @@ func (a *app) fail(err error) int {
 	return fatal(a.log, a.sink, err)
 }
 
-// exec replaces the wrapper with the real runc, argv untouched.
+// exec replaces the wrapper with the real runc, argv untouched; with log
+// lines held (a warning about the spec or the config), it runs runc as a
+// child instead, so that they are written only if runc succeeds (logSink).
 func (a *app) exec() int {
-	a.sink.commit()
-	if a.early != nil {
-		return a.run()
+	if a.early != nil || a.sink.held.Len() > 0 {
+		status := a.run()
+		if status == 0 {
+			a.sink.commit()
+		} else {
+			a.sink.discard()
+		}
+		return status
 	}
+	a.sink.commit()
 	return a.fail(runc.Exec(a.runtime, a.inv.Args))
 }
 

@@ -106,6 +106,20 @@ one_json_error() {
 	[ "$(pool_json | jq length)" = 0 ]
 }
 
+@test "a warning about a spec runc then fails to create: the log holds runc's lines only" {
+	b=$(setup_bundle typo)
+	# A misspelt annotation of ours: warned about, the spec is runc's as it is.
+	annotate "$b" runc-userns.io/usern auto
+	update_config "$b" '.process.args = ["/does/not/exist"]'
+	run ! wrapper --log "$TESTDIR/typo.log" --log-format json run --bundle "$b" typo </dev/null
+	jq -e . "$TESTDIR/typo.log" >/dev/null
+	run ! grep -q 'unknown annotation' "$TESTDIR/typo.log"
+	# And kept when runc succeeds.
+	update_config "$b" '.process.args = ["true"]'
+	run -0 wrapper --log "$TESTDIR/ok.log" --log-format json run --bundle "$b" typo </dev/null
+	jq -e 'select(.level == "warning") | .msg | contains("unknown annotation runc-userns.io/usern")' "$TESTDIR/ok.log"
+}
+
 @test "a successful create under auto: info lines of ours in the log, nothing on stdout" {
 	b=$(pooled_bundle good)
 	create_logged "$TESTDIR/log" json "$b" good
