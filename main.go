@@ -44,7 +44,14 @@ func dispatch(argv []string) int {
 	}
 	a := &app{inv: inv, log: log, sink: sink, ph: newPhases(), early: early}
 	if a.cfg, err = config.Load(os.Getenv); err != nil {
-		return a.fail(err)
+		// A mistake in the file must not keep the node from stopping
+		// and removing its pods: only a create is refused for it.
+		cfg, lerr := config.LoadLenient(os.Getenv)
+		if inv.Command == "create" || inv.Command == "run" || lerr != nil {
+			return a.fail(err)
+		}
+		a.cfg = cfg
+		a.log.Warnf("%v: this %s goes on with the file's runtime and stateDir only; fix the file (every create is refused until then)", err, inv.Command)
 	}
 	if a.runtime, err = runc.Find(a.cfg.Runtime, os.Getenv("PATH")); err != nil {
 		return a.fail(err)

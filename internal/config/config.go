@@ -80,6 +80,37 @@ func Load(getenv func(string) string) (*Config, error) {
 	return c, nil
 }
 
+// LoadLenient reads the configuration as Load does, but keeps only its
+// runtime and stateDir and ignores everything else in the file: for the
+// calls that must go on when the file has a mistake elsewhere (kill,
+// delete, state of running pods), never for a create.
+func LoadLenient(getenv func(string) string) (*Config, error) {
+	path := getenv(EnvPath)
+	if path == "" {
+		path = DefaultPath
+	}
+	raw, err := readConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	var c Config
+	var keep struct {
+		Runtime  string `json:"runtime"`
+		StateDir string `json:"stateDir"`
+	}
+	if err := json.Unmarshal(raw, &keep); err != nil {
+		return nil, err
+	}
+	c.Runtime, c.StateDir = keep.Runtime, keep.StateDir
+	c.setDefaults()
+	if c.StateDir[0] != '/' || (c.Runtime != "" && c.Runtime[0] != '/') {
+		return nil, errors.New("runtime and stateDir must be absolute paths")
+	}
+	c.StateDir = filepath.Clean(c.StateDir)
+	c.Path = path
+	return &c, nil
+}
+
 // MaxSize is the most of a config file read (the constructor's
 // FP_CONFIG_MAX, fastpath.h).
 const MaxSize = 64 << 10

@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -274,4 +275,49 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("round trip:\n got %+v\nwant %+v", again, c)
 		}
 	})
+}
+
+func TestLoadLenient(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name    string
+		raw     string
+		want    *Config // nil: an error
+		wantErr string
+	}{
+		{"an unknown key and a bad mode", `{"runtime": "/opt/runc", "stateDir": "/s/", "bogusKey": 1, "userns": {"mode": "sometimes"}}`,
+			func() *Config { c := defaults(); c.Runtime, c.StateDir = "/opt/runc", "/s"; return &c }(), ""},
+		{"nothing of either: the defaults", `{"x": 1}`, func() *Config { c := defaults(); return &c }(), ""},
+		{"not JSON", `{"runtime": `, nil, "unexpected end"},
+		{"runtime of the wrong type", `{"runtime": 1}`, nil, "cannot unmarshal"},
+		{"relative runtime", `{"runtime": "runc"}`, nil, "absolute"},
+		{"relative stateDir", `{"stateDir": "s"}`, nil, "absolute"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, fmt.Sprint(i))
+			if err := os.WriteFile(p, []byte(c.raw), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := LoadLenient(func(k string) string {
+				if k == EnvPath {
+					return p
+				}
+				return ""
+			})
+			if c.want == nil {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("LoadLenient = %+v, %v; want an error mentioning %q", got, err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.want.Path = p
+			if !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("LoadLenient = %+v, want %+v", got, c.want)
+			}
+		})
+	}
 }

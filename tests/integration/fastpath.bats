@@ -215,7 +215,9 @@ go_path_taken() {
 @test "a config the Go code refuses: its error, for state as for create" {
 	b=$(setup_bundle c1)
 	local cfg
-	for cfg in '{"bogus": 1}' '{"runtime": "runc"}' '{"Runtime": 1}' '{"userns": {"mode": "auto"}}' \
+	# Nothing to go on with (no runtime and stateDir to read): state fails
+	# as create does.
+	for cfg in '{"runtime": "runc"}' '{"Runtime": 1}' \
 		'{"runtime": "/usr/sbin/runc"} x' '{"runtime": "/usr/sbin/runc"'; do
 		echo "$cfg" >"$RUNC_USERNS_CONFIG"
 		capture state wrapper state c1
@@ -223,6 +225,18 @@ go_path_taken() {
 		same_capture state create
 		[ "$(cat "$TESTDIR/state.rc")" = 1 ]
 		grep -qF "runc-userns config $RUNC_USERNS_CONFIG: " "$TESTDIR/state.err"
+		[ -z "$(ls -A "$RUNC_ROOT" 2>/dev/null)" ]
+	done
+	# A mistake elsewhere in the file: create is refused for it, state
+	# goes on to runc (the Go code's, with a warning: logging.bats).
+	for cfg in '{"bogus": 1}' '{"userns": {"mode": "auto"}}'; do
+		echo "$cfg" >"$RUNC_USERNS_CONFIG"
+		capture state wrapper state c1
+		capture create wrapper create --bundle "$b" c1
+		capture runc plain_runc state c1
+		same_capture state runc
+		[ "$(cat "$TESTDIR/create.rc")" = 1 ]
+		grep -qF "runc-userns config $RUNC_USERNS_CONFIG: " "$TESTDIR/create.err"
 		[ -z "$(ls -A "$RUNC_ROOT" 2>/dev/null)" ]
 	done
 	# Unreadable: the Go code's error, not runc's.

@@ -225,24 +225,40 @@ one_json_error() {
 	diff -u <(echo "$before" | jq .) <(echo "$after" | jq .)
 }
 
-@test "an operator config with an unknown key: an error naming the key and the file" {
+@test "an operator config with an unknown key: creates refused naming the key and the file; the node can still stop and remove its containers" {
 	b=$(setup_bundle c1)
+	start_container "$b" c1
+	p=$(pooled_bundle p1)
+	start_container "$p" p1
 	for over in '{"bogusKey": 1}' '{"userns": {"poolSize": 1}}'; do
 		write_config "$over"
 		key=$(echo "$over" | jq -r '[paths | last | strings] | last')
-		for argv in "create --bundle $b c1" "state c1" "delete c1"; do
-			rm -f "$TESTDIR/log"
-			status=0
-			# shellcheck disable=SC2086 # split on purpose
-			wrapper --log "$TESTDIR/log" --log-format json $argv </dev/null >/dev/null 2>"$TESTDIR/err" || status=$?
-			[ "$status" = 1 ]
-			grep -qF "\"$key\"" "$TESTDIR/err"
-			grep -qF "$RUNC_USERNS_CONFIG" "$TESTDIR/err"
-			[ "$(wc -l <"$TESTDIR/log")" = 1 ]
-			jq -e --arg k "$key" '.level == "error" and (.msg | contains($k))' "$TESTDIR/log"
-		done
+		rm -f "$TESTDIR/log"
+		status=0
+		wrapper --log "$TESTDIR/log" --log-format json create --bundle "$b" c2 </dev/null >/dev/null 2>"$TESTDIR/err" || status=$?
+		[ "$status" = 1 ]
+		grep -qF "\"$key\"" "$TESTDIR/err"
+		grep -qF "$RUNC_USERNS_CONFIG" "$TESTDIR/err"
+		[ "$(wc -l <"$TESTDIR/log")" = 1 ]
+		jq -e --arg k "$key" '.level == "error" and (.msg | contains($k))' "$TESTDIR/log"
+		[ ! -e "$RUNC_ROOT/c2" ]
+		# state and kill go on, and warn in the log, naming the key and the file.
+		rm -f "$TESTDIR/log"
+		run -0 wrapper --log "$TESTDIR/log" --log-format json state c1
+		[ "$(echo "$output" | jq -r .status)" = running ]
+		run -0 wrapper --log "$TESTDIR/log" --log-format json kill c1 CONT
+		[ "$(jq -s --arg k "$key" --arg f "$RUNC_USERNS_CONFIG" 'map(select(.level == "warning" and (.msg | contains($k) and contains($f) and contains("every create is refused")))) | length' "$TESTDIR/log")" = 2 ]
 		run -1 "$WRAPPER" pool ls
 		[[ "$output" == *"$key"*"$RUNC_USERNS_CONFIG"* || "$output" == *"$RUNC_USERNS_CONFIG"*"$key"* ]]
 	done
+	run -0 wrapper delete --force c1
 	[ ! -e "$RUNC_ROOT/c1" ]
+	# The pool pod's delete still gives its range back.
+	[ -n "$(pool_records)" ]
+	run -0 wrapper delete --force p1
+	pool_empty
+	# A file that is not JSON at all: nothing can be read from it.
+	echo '{"runtime": ' >"$RUNC_USERNS_CONFIG"
+	run -1 wrapper state c1
+	[[ "$output" == *"$RUNC_USERNS_CONFIG"* ]]
 }
