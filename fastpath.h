@@ -12,6 +12,7 @@
 #define FP_PATH_MAX 4096
 /* A config file longer than this is left to the Go code. */
 #define FP_CONFIG_MAX 65536
+#define FP_ENV_MAX 4096 /* more environment entries: fp_decide leaves the call to Go */
 /* A runc state.json longer than this is left to the Go code (runc's are a
  * few KiB; a spec with a huge annotation or env can be more). */
 #define FP_STATE_MAX (4L << 20)

@@ -1011,12 +1011,14 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 	if (!envp || kind == ARGV_GO)
 		return FP_GO;
 	/* Go's os.Environ drops empty entries, and of two entries of one
-	 * name the second: runc would get a different environment. */
+	 * name the second: runc would get a different environment. The
+	 * search for those is quadratic: a huge environment (~190k entries
+	 * fit in exec's 2 MiB) is the Go code's, which uses a map. */
 	for (e = envp; *e; e++) {
 		const char *eq = strchr(*e, '=');
 		char *const *f;
 
-		if (!**e)
+		if (!**e || e - envp >= FP_ENV_MAX)
 			return FP_GO;
 		if (!eq)
 			continue;

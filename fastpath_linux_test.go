@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -41,6 +42,15 @@ var fpFiles = []fastpathFile{
 }
 
 const fpDefault = "/etc/runc-userns/config.json"
+
+// manyVars is env padded with distinct variables to n entries.
+func manyVars(env []string, n int) []string {
+	out := append([]string(nil), env...)
+	for i := len(out); i < n; i++ {
+		out = append(out, fmt.Sprintf("V%d=x", i))
+	}
+	return out
+}
 
 func TestFastpathDecide(t *testing.T) {
 	const cfg = "/cfg.json"
@@ -86,6 +96,8 @@ func TestFastpathDecide(t *testing.T) {
 		// entries of one name Go keeps the first; entries without "="
 		// are kept as they are.
 		{"a variable twice", []string{"state", "c"}, append(env, "PATH=/x"), configured, ""},
+		{"4096 variables", []string{"state", "c"}, manyVars(env, 4096), configured, "/opt/runc"},
+		{"4097 variables: the duplicate search is Go's", []string{"state", "c"}, manyVars(env, 4097), configured, ""},
 		{"a variable twice, empty values", []string{"state", "c"}, append(env, "A=", "A="), configured, ""},
 		{"one name the prefix of another", []string{"state", "c"}, append(env, "PATHX=/x", "PAT=/y"), configured, "/opt/runc"},
 		{"entries without =, twice", []string{"state", "c"}, append(env, "FOO", "FOO"), configured, "/opt/runc"},
