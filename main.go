@@ -4,6 +4,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/moby/sys/userns"
@@ -54,6 +55,9 @@ func dispatch(argv []string) int {
 		a.log.Warnf("%v: this %s goes on with the file's runtime and stateDir only; fix the file (every create is refused until then)", err, inv.Command)
 	}
 	if a.runtime, err = runc.Find(a.cfg.Runtime, os.Getenv("PATH")); err != nil {
+		if a.cfg.Runtime != "" && a.cfg.Path != "" {
+			err = fmt.Errorf("%w (fix \"runtime\" in %s)", err, a.cfg.Path)
+		}
 		return a.fail(err)
 	}
 	switch {

@@ -69,6 +69,8 @@ func Load(getenv func(string) string) (*Config, error) {
 		c := &Config{}
 		c.setDefaults()
 		return c, nil
+	case err != nil && path == DefaultPath:
+		return nil, fmt.Errorf("read runc-userns config: %w (make it a readable regular file, or remove it to use the defaults)", err)
 	case err != nil:
 		return nil, fmt.Errorf("read runc-userns config: %w (set %s to a readable file, or unset it to use %s)", err, EnvPath, DefaultPath)
 	}

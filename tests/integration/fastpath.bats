@@ -209,6 +209,7 @@ go_path_taken() {
 		run -1 --separate-stderr wrapper $argv
 		[ -z "$output" ]
 		[[ "$stderr" == *"refusing to run runc-userns as the real runc"*"is this binary"* ]]
+		[[ "$stderr" == *"(fix \"runtime\" in $RUNC_USERNS_CONFIG)"* ]]
 	done
 }
 
