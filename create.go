@@ -935,9 +935,14 @@ func (m annotationModifier) Modify(s *specs.Spec) error {
 type stampModifier struct{ *oci.Stamp }
 
 func (m stampModifier) Modify(s *specs.Spec) error {
+	v := m.Encode()
+	if len(v) > oci.MaxStampValue {
+		// A second create of the bundle would refuse to read it back.
+		return fmt.Errorf("the record of this create's edits (%s) would take %d bytes, more than %d: the spec has too many mounts (%d) for runc-userns to edit", oci.AnnotationStamp, len(v), oci.MaxStampValue, len(s.Mounts))
+	}
 	if s.Annotations == nil {
 		s.Annotations = map[string]string{}
 	}
-	s.Annotations[oci.AnnotationStamp] = m.Encode()
+	s.Annotations[oci.AnnotationStamp] = v
 	return nil
 }

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
+	"strings"
 	"testing"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/oci"
@@ -52,5 +56,22 @@ func TestVerifyStamp(t *testing.T) {
 				t.Errorf("verifyStamp: %v: neither forged nor a missing key", err)
 			}
 		})
+	}
+}
+
+// A stamp too large to be read back by a second create is refused when
+// written, not when the bundle is created again.
+func TestStampModifierSize(t *testing.T) {
+	big := &oci.Stamp{Version: 1, Mounts: json.RawMessage(`"` + strings.Repeat("m", oci.MaxStampValue) + `"`)}
+	s := &specs.Spec{}
+	if err := (stampModifier{big}).Modify(s); err == nil || !strings.Contains(err.Error(), "too many mounts") {
+		t.Fatalf("Modify: %v, want it refused", err)
+	}
+	if _, ok := s.Annotations[oci.AnnotationStamp]; ok {
+		t.Fatal("the oversize stamp was written")
+	}
+	small := &oci.Stamp{Version: 1}
+	if err := (stampModifier{small}).Modify(s); err != nil || s.Annotations[oci.AnnotationStamp] == "" {
+		t.Fatalf("Modify: %v, annotations %v", err, s.Annotations)
 	}
 }

@@ -214,8 +214,11 @@ func ParseRequest(id string, annotations map[string]string) (Request, error) {
 		if !strings.HasPrefix(key, Prefix) {
 			continue
 		}
-		if len(value) > MaxAnnotationValue && key != AnnotationStamp || len(value) > MaxStampValue {
-			return req, fmt.Errorf("%w: container %s: %s is %d bytes long, more than %d", ErrBadAnnotation, id, key, len(value), MaxAnnotationValue)
+		if max := MaxAnnotationValue; len(value) > max && key != AnnotationStamp || len(value) > MaxStampValue {
+			if key == AnnotationStamp {
+				max = MaxStampValue
+			}
+			return req, fmt.Errorf("%w: container %s: %s is %d bytes long, more than %d", ErrBadAnnotation, id, key, len(value), max)
 		}
 		if !utf8.ValidString(value) {
 			return req, fmt.Errorf("%w: container %s: %s=%q is not valid UTF-8", ErrBadAnnotation, id, key, value)

@@ -33,6 +33,7 @@ func TestParseRequest(t *testing.T) {
 		{name: "wrong case", annotations: map[string]string{AnnotationUserns: "Auto"}, wantErr: []string{id, AnnotationUserns, `"Auto"`}},
 		{name: "empty value", annotations: map[string]string{AnnotationUserns: ""}, wantErr: []string{id, AnnotationUserns, `""`}},
 		{name: "oversize value", annotations: map[string]string{AnnotationUserns: strings.Repeat("a", MaxAnnotationValue+1)}, wantErr: []string{id, AnnotationUserns, "4097"}},
+		{name: "oversize stamp: its own limit", annotations: map[string]string{AnnotationStamp: strings.Repeat("a", MaxStampValue+1)}, wantErr: []string{id, AnnotationStamp, "more than 1048576"}},
 		{name: "oversize unknown key", annotations: map[string]string{Prefix + "x": strings.Repeat("a", MaxAnnotationValue+1)}, wantErr: []string{id, Prefix + "x"}},
 		{name: "value of exactly the limit", annotations: map[string]string{AnnotationIdmapSkip: "/" + strings.Repeat("a", MaxAnnotationValue-1)}, want: Request{IdmapSkip: []string{"/" + strings.Repeat("a", MaxAnnotationValue-1)}, Pod: own}},
 		{name: "oversize foreign key is ignored", annotations: map[string]string{"io.kubernetes.x": strings.Repeat("a", 2*MaxAnnotationValue)}, want: Request{Pod: own}},
