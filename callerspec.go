@@ -18,9 +18,10 @@ import (
 // (see SECURITY.md). Mappings elsewhere, host root included, are the
 // caller's (the CRI's, kubelet's, the operator's) business and pass
 // untouched. A node whose operator turned user namespaces off has no pool
-// to protect. Only specs that carry mappings pay for resolving the ranges.
+// to protect, once the pods made before have given their ranges back.
+// Only specs that carry mappings pay for resolving the ranges.
 func (a *app) checkCallerMappings(s *specs.Spec) error {
-	if a.cfg.Userns.Mode == config.ModeOff {
+	if a.cfg.Userns.Mode == config.ModeOff && !poolHolds(a.cfg.StateDir) {
 		return nil
 	}
 	type source struct {

@@ -112,6 +112,26 @@ unchanged() {
 	refused h 'mounts[' '(/vol) uidMappings maps container IDs 0-0' 'inside the user namespace pool'
 }
 
+@test "userns mode turned off while pool pods still run: caller mappings into the pool stay refused until they are gone" {
+	p=$(pooled_bundle pod)
+	start_container "$p" pod
+	write_config '{"userns": {"mode": "off"}}'
+	update_config "$b" 'del(.annotations["runc-userns.io/userns"])
+		| .linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": '"$POOL_BASE"', "size": 65536}]
+		| .linux.gidMappings = .linux.uidMappings'
+	create_to_file h "$b"
+	[ "$status" != 0 ]
+	[[ "$output" == *"inside the user namespace pool"* ]] || fail "$output"
+	[ ! -e "$RUNC_ROOT/h" ]
+	wrapper delete --force pod
+	pool_empty
+	# The pool holds nothing any more: with mode off, mappings are the caller's.
+	chown -R "$POOL_BASE:$POOL_BASE" "$b/rootfs"
+	start_container "$b" h
+	wrapper delete --force h
+}
+
 @test "a user namespace path that is not a user namespace" {
 	update_config "$b" '.linux.namespaces += [{"type": "user", "path": "/etc/passwd"}]
 		| .linux.uidMappings = [{"containerID": 0, "hostID": 1000000, "size": 65536}] | .linux.gidMappings = .linux.uidMappings'
