@@ -17,13 +17,11 @@ import (
 // them would share host IDs with a pod, which the pool exists to prevent
 // (see SECURITY.md). Mappings elsewhere, host root included, are the
 // caller's (the CRI's, kubelet's, the operator's) business and pass
-// untouched. A node whose operator turned user namespaces off has no pool
-// to protect, once the pods made before have given their ranges back.
-// Only specs that carry mappings pay for resolving the ranges.
+// untouched. A node whose operator turned user namespaces off protects
+// only the ranges that pods made before still hold (whatever its config
+// says of ranges now), until they have given them back. Only specs that
+// carry mappings pay for resolving the ranges.
 func (a *app) checkCallerMappings(s *specs.Spec) error {
-	if a.cfg.Userns.Mode == config.ModeOff && !poolHolds(a.cfg.StateDir) {
-		return nil
-	}
 	type source struct {
 		where string
 		m     []specs.LinuxIDMapping
@@ -43,22 +41,57 @@ func (a *app) checkCallerMappings(s *specs.Spec) error {
 	if !has {
 		return nil
 	}
-	ranges, from, err := pool.ResolveRanges(a.cfg.Userns.Ranges, a.cfg.Userns.SubidUser, pool.DefaultSourceEnv())
-	if err != nil {
-		return fmt.Errorf("container %s: checking its uid/gid mappings against the user namespace pool: %w", a.inv.ID, err)
+	var ranges []pool.Range
+	var from, hint string
+	if a.cfg.Userns.Mode == config.ModeOff {
+		if !poolHolds(a.cfg.StateDir) {
+			return nil
+		}
+		held, err := a.heldRanges()
+		if err != nil {
+			return fmt.Errorf("container %s: checking its uid/gid mappings against the ranges pods still hold in %s: %w", a.inv.ID, a.cfg.StateDir, err)
+		}
+		ranges, from = held, "held by a pod made before userns.mode was turned off"
+		hint = "map host IDs outside it, or delete the pods that still hold ranges first (`runc-userns pool ls` lists them)"
+	} else {
+		var err error
+		ranges, from, err = pool.ResolveRanges(a.cfg.Userns.Ranges, a.cfg.Userns.SubidUser, pool.DefaultSourceEnv())
+		if err != nil {
+			return fmt.Errorf("container %s: checking its uid/gid mappings against the user namespace pool: %w", a.inv.ID, err)
+		}
+		from = "from " + from
+		hint = "map host IDs outside the pool, or have the operator move the pool (userns.ranges in " + configName(a.cfg) + ")"
 	}
 	for _, src := range all {
 		for _, e := range src.m {
 			mapped := pool.Range{HostID: e.HostID, Size: e.Size}
 			for _, r := range ranges {
 				if mapped.Overlaps(r) {
-					return fmt.Errorf("container %s: %s maps container IDs %d-%d to host IDs %d-%d, inside the user namespace pool (%s, from %s): those host IDs belong to pods and are never shared; map host IDs outside the pool, or have the operator move the pool (userns.ranges in %s)",
-						a.inv.ID, src.where, e.ContainerID, uint64(e.ContainerID)+uint64(e.Size)-1, e.HostID, uint64(e.HostID)+uint64(e.Size)-1, r, from, configName(a.cfg))
+					return fmt.Errorf("container %s: %s maps container IDs %d-%d to host IDs %d-%d, inside the user namespace pool (%s, %s): those host IDs belong to pods and are never shared; %s",
+						a.inv.ID, src.where, e.ContainerID, uint64(e.ContainerID)+uint64(e.Size)-1, e.HostID, uint64(e.HostID)+uint64(e.Size)-1, r, from, hint)
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// heldRanges lists the host ID ranges the pool in stateDir has given out.
+func (a *app) heldRanges() ([]pool.Range, error) {
+	p, err := pool.OpenExisting(a.cfg.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	p.SetHooks(poolHooks(a.cfg.StateDir, a.log))
+	allocs, err := p.List()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]pool.Range, len(allocs))
+	for i, al := range allocs {
+		out[i] = pool.Range{HostID: al.HostID, Size: al.Size}
+	}
+	return out, nil
 }
 
 // checkCallerUserns refuses a user namespace path that is not a user

@@ -115,14 +115,16 @@ unchanged() {
 @test "userns mode turned off while pool pods still run: caller mappings into the pool stay refused until they are gone" {
 	p=$(pooled_bundle pod)
 	start_container "$p" pod
-	write_config '{"userns": {"mode": "off"}}'
+	# The operator also dropped the pool's ranges: what the pod holds
+	# still counts.
+	write_config '{"userns": {"mode": "off", "ranges": [{"hostID": '"$((POOL_BASE + 100 * 65536))"', "size": 65536}]}}'
 	update_config "$b" 'del(.annotations["runc-userns.io/userns"])
 		| .linux.namespaces += [{"type": "user"}]
 		| .linux.uidMappings = [{"containerID": 0, "hostID": '"$POOL_BASE"', "size": 65536}]
 		| .linux.gidMappings = .linux.uidMappings'
 	create_to_file h "$b"
 	[ "$status" != 0 ]
-	[[ "$output" == *"inside the user namespace pool"* ]] || fail "$output"
+	[[ "$output" == *"inside the user namespace pool"*"held by a pod made before userns.mode was turned off"*"pool ls"* ]] || fail "$output"
 	[ ! -e "$RUNC_ROOT/h" ]
 	wrapper delete --force pod
 	pool_empty
