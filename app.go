@@ -36,11 +36,22 @@ func (a *app) fail(err error) int {
 	return fatal(a.log, a.sink, err)
 }
 
-// exec replaces the wrapper with the real runc, argv untouched; with log
-// lines held (a warning about the spec or the config), it runs runc as a
-// child instead, so that they are written only if runc succeeds (logSink).
+// exec replaces the wrapper with the real runc, argv untouched. Log lines
+// held (warnings about the spec, the stamp or the config) are written only
+// if runc succeeds (logSink), so a create, run or delete that holds some
+// runs runc as a child instead and waits (a socket-activated create still
+// execs: LISTEN_PID must be runc's). Any other command is handed to runc
+// whole, signals and exit by signal and all, and its held lines are
+// dropped: a config's mistake shows in every create it refuses.
 func (a *app) exec() int {
-	if a.early != nil || a.sink.held.Len() > 0 {
+	keep := false
+	switch a.inv.Command {
+	case "create", "run":
+		keep = os.Getenv("LISTEN_PID") == ""
+	case "delete":
+		keep = true
+	}
+	if a.early != nil || (keep && a.sink.held.Len() > 0) {
 		status := a.run()
 		if status == 0 {
 			a.sink.commit()
@@ -49,7 +60,7 @@ func (a *app) exec() int {
 		}
 		return status
 	}
-	a.sink.commit()
+	a.sink.discard()
 	return a.fail(runc.Exec(a.runtime, a.inv.Args))
 }
 

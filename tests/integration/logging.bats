@@ -106,7 +106,7 @@ one_json_error() {
 	[ "$(pool_json | jq length)" = 0 ]
 }
 
-@test "a warning about a spec runc then fails to create: the log holds runc's lines only" {
+@test "a warning about a spec that runc then fails to run: the log holds runc's lines only" {
 	b=$(setup_bundle typo)
 	# A misspelt annotation of ours: warned about, the spec is runc's as it is.
 	annotate "$b" runc-userns.io/usern auto
@@ -242,21 +242,24 @@ one_json_error() {
 		[ "$(wc -l <"$TESTDIR/log")" = 1 ]
 		jq -e --arg k "$key" '.level == "error" and (.msg | contains($k))' "$TESTDIR/log"
 		[ ! -e "$RUNC_ROOT/c2" ]
-		# state and kill go on, and warn in the log, naming the key and the file.
+		# state and kill go on, handed to runc as they are.
 		rm -f "$TESTDIR/log"
 		run -0 wrapper --log "$TESTDIR/log" --log-format json state c1
 		[ "$(echo "$output" | jq -r .status)" = running ]
 		run -0 wrapper --log "$TESTDIR/log" --log-format json kill c1 CONT
-		[ "$(jq -s --arg k "$key" --arg f "$RUNC_USERNS_CONFIG" 'map(select(.level == "warning" and (.msg | contains($k) and contains($f) and contains("every create is refused")))) | length' "$TESTDIR/log")" = 2 ]
+		[ ! -s "$TESTDIR/log" ]
 		run -1 "$WRAPPER" pool ls
 		[[ "$output" == *"$key"*"$RUNC_USERNS_CONFIG"* || "$output" == *"$RUNC_USERNS_CONFIG"*"$key"* ]]
 	done
 	run -0 wrapper delete --force c1
 	[ ! -e "$RUNC_ROOT/c1" ]
-	# The pool pod's delete still gives its range back.
+	# The pool pod's delete still gives its range back, and warns in the
+	# log, naming the key and the file.
 	[ -n "$(pool_records)" ]
-	run -0 wrapper delete --force p1
+	rm -f "$TESTDIR/log"
+	run -0 wrapper --log "$TESTDIR/log" --log-format json delete --force p1
 	pool_empty
+	jq -e --arg f "$RUNC_USERNS_CONFIG" 'select(.level == "warning") | .msg | contains($f) and contains("every create is refused")' "$TESTDIR/log"
 	# A file that is not JSON at all: nothing can be read from it.
 	echo '{"runtime": ' >"$RUNC_USERNS_CONFIG"
 	run -1 wrapper state c1
