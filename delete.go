@@ -16,8 +16,10 @@ import (
 
 // delete runs runc's delete, then releases what the container held. What it
 // held is read from the container itself (the stamp on its spec, through
-// runc's state) and from the pool's member records, never from the
-// environment: podman runs delete with no environment at all.
+// runc's state, verified with the configured stateDir's key) and from the
+// pool's member records, never from the environment: podman runs delete
+// with no environment at all, and finds the operator's config at its
+// default path.
 func (a *app) delete() int {
 	id := a.inv.ID
 	if oci.ValidateID(id) != nil {
@@ -45,7 +47,13 @@ func (a *app) delete() int {
 				err = a.verifyStamp(stamp)
 			}
 			if err != nil {
-				a.log.Warnf("container %s: ignoring its %s annotation: %v", id, oci.AnnotationStamp, err)
+				hint := ""
+				if stamp != nil && stamp.StateDir != "" && filepath.Clean(stamp.StateDir) != a.cfg.StateDir {
+					// Written for another stateDir: most likely this
+					// call did not get the operator's config.
+					hint = fmt.Sprintf(" (it was written for stateDir %s, this call's config %s names %s: nothing of the pod is released here; delete it with the operator's config, or run `runc-userns pool gc` with it)", stamp.StateDir, configName(a.cfg), a.cfg.StateDir)
+				}
+				a.log.Warnf("container %s: ignoring its %s annotation: %v%s", id, oci.AnnotationStamp, err, hint)
 				stamp = nil
 			}
 		}

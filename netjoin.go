@@ -149,12 +149,12 @@ var netjoinMarker = []byte(`\"netns\":`)
 
 // netjoinOf finds the network namespace record of container id under runc
 // root from the container itself: the stamp on its spec, which runc's
-// state keeps, names the state dir that holds the record. So it does not
-// depend on the operator config reaching this call (podman runs exec with
-// conmon's environment, and a shim may run it with none): a container
-// whose stamp says the wrapper entered its network namespace is exec'd in
-// that namespace or not at all, never in the host's. Containers we did not
-// edit that way cost one read of their state.json.
+// state keeps, names the state dir that holds the record, once it verifies
+// with the configured stateDir's key (a call with no environment reads the
+// operator's config at its default path). A container whose stamp says the
+// wrapper entered its network namespace is exec'd in that namespace or not
+// at all, never in the host's. Containers we did not edit that way cost
+// one read of their state.json.
 func (a *app) netjoinOf(root, id string) (nj netjoin, found bool, err error) {
 	raw, err := os.ReadFile(filepath.Join(root, id, "state.json"))
 	if err != nil || !hasNetjoinStamp(raw) {
