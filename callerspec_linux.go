@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/runc-userns/runc-userns/internal/config"
 )
 
 // isUserns checks that path is a user namespace. What path names is
@@ -25,7 +27,7 @@ func isUserns(path string) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		kind := "file of another type"
 		if fi, err := os.Stat(fmt.Sprintf("/proc/self/fd/%d", pfd)); err == nil {
-			kind = fi.Mode().Type().String()
+			kind = config.FileKind(fi.Mode())
 		}
 		return fmt.Errorf("not a namespace: it is a %s", kind)
 	}

@@ -13,8 +13,8 @@ func TestIsUserns(t *testing.T) {
 		{"/proc/self/ns/user", ""},
 		{"/proc/self/ns/net", "a namespace of another type"},
 		{"/etc/passwd", "not a namespace (a regular file)"},
-		{"/dev/null", "not a namespace: it is a Dc"},
-		{"/proc/self", "not a namespace: it is a d"},
+		{"/dev/null", "not a namespace: it is a character device"},
+		{"/proc/self", "not a namespace: it is a directory"},
 		{"/nonexistent/ns", "no such file or directory"},
 	}
 	for _, c := range cases {

@@ -938,7 +938,7 @@ func (m stampModifier) Modify(s *specs.Spec) error {
 	v := m.Encode()
 	if len(v) > oci.MaxStampValue {
 		// A second create of the bundle would refuse to read it back.
-		return fmt.Errorf("the record of this create's edits (%s) would take %d bytes, more than %d: the spec has too many mounts (%d) for runc-userns to edit", oci.AnnotationStamp, len(v), oci.MaxStampValue, len(s.Mounts))
+		return fmt.Errorf("the record of this create's edits (%s) would take %d bytes, more than %d, mostly the caller's %d mounts and net.* sysctls: give the container fewer mounts (or shorter options), or run it without a pool user namespace and idmapped mounts", oci.AnnotationStamp, len(v), oci.MaxStampValue, len(s.Mounts))
 	}
 	if s.Annotations == nil {
 		s.Annotations = map[string]string{}

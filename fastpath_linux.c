@@ -170,6 +170,10 @@ static const char *command_id(char *const *args, int kind, const char **bundle)
 	return id;
 }
 
+/* runc's default --root for real root outside a user namespace; fast_argv
+ * leaves *root pointing at it when argv has no --root. */
+static const char default_root[] = "/run/runc"; /* oci.DefaultRoot */
+
 /*
  * fast_argv: after global flags that oci.Parse knows (and no --help or
  * --version), argv's command is one of fast_commands (ARGV_FAST), or a
@@ -177,10 +181,6 @@ static const char *command_id(char *const *args, int kind, const char **bundle)
  * ARGV_EXEC, ARGV_CREATE, with the last --root, as Parse keeps it, the ID,
  * and create's bundle).
  */
-/* runc's default --root for real root outside a user namespace; fast_argv
- * leaves *root pointing at it when argv has no --root. */
-static const char default_root[] = "/run/runc"; /* oci.DefaultRoot */
-
 static int fast_argv(char *const *argv, const char **root, const char **id, const char **bundle)
 {
 	const char *name, *cmd;

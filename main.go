@@ -88,8 +88,13 @@ func passThrough(inv *oci.Invocation, early *earlyRunc) int {
 	}
 	cfg, err := config.Load(os.Getenv)
 	if err != nil {
-		os.Stderr.WriteString(err.Error() + "\n")
-		return 1
+		// As dispatch: a mistake elsewhere in the file does not stop a
+		// pass-through (this is not a create: it has no usable --log).
+		var lerr error
+		if cfg, lerr = config.LoadLenient(os.Getenv); lerr != nil || inv.Command == "create" || inv.Command == "run" {
+			os.Stderr.WriteString(err.Error() + "\n")
+			return 1
+		}
 	}
 	path, err := runc.Find(cfg.Runtime, os.Getenv("PATH"))
 	if err != nil {

@@ -64,7 +64,7 @@ func TestVerifyStamp(t *testing.T) {
 func TestStampModifierSize(t *testing.T) {
 	big := &oci.Stamp{Version: 1, Mounts: json.RawMessage(`"` + strings.Repeat("m", oci.MaxStampValue) + `"`)}
 	s := &specs.Spec{}
-	if err := (stampModifier{big}).Modify(s); err == nil || !strings.Contains(err.Error(), "too many mounts") {
+	if err := (stampModifier{big}).Modify(s); err == nil || !strings.Contains(err.Error(), "give the container fewer mounts") {
 		t.Fatalf("Modify: %v, want it refused", err)
 	}
 	if _, ok := s.Annotations[oci.AnnotationStamp]; ok {

@@ -105,12 +105,32 @@ func LoadLenient(getenv func(string) string) (*Config, error) {
 	}
 	c.Runtime, c.StateDir = keep.Runtime, keep.StateDir
 	c.setDefaults()
-	if c.StateDir[0] != '/' || (c.Runtime != "" && c.Runtime[0] != '/') {
-		return nil, errors.New("runtime and stateDir must be absolute paths")
+	if err := c.checkPaths(); err != nil {
+		return nil, err
 	}
-	c.StateDir = filepath.Clean(c.StateDir)
 	c.Path = path
 	return &c, nil
+}
+
+// FileKind names a file's type in words, for errors.
+func FileKind(m os.FileMode) string {
+	switch t := m.Type(); {
+	case t == 0:
+		return "regular file"
+	case t&os.ModeDir != 0:
+		return "directory"
+	case t&os.ModeSymlink != 0:
+		return "symbolic link"
+	case t&os.ModeNamedPipe != 0:
+		return "FIFO"
+	case t&os.ModeSocket != 0:
+		return "socket"
+	case t&os.ModeCharDevice != 0:
+		return "character device"
+	case t&os.ModeDevice != 0:
+		return "block device"
+	}
+	return "file of another type"
 }
 
 // MaxSize is the most of a config file read (the constructor's
@@ -130,7 +150,7 @@ func readConfig(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is a %s, not a regular file", path, st.Mode().Type())
+		return nil, fmt.Errorf("%s is a %s, not a regular file", path, FileKind(st.Mode()))
 	}
 	raw, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
 	if err == nil && len(raw) > MaxSize {
@@ -156,16 +176,25 @@ func Parse(raw []byte) (*Config, error) {
 	default:
 		return nil, fmt.Errorf("userns.mode %q: want %q, %q or %q", c.Userns.Mode, ModeAnnotation, ModeAlways, ModeOff)
 	}
-	if c.StateDir[0] != '/' {
-		return nil, fmt.Errorf("stateDir %q: must be an absolute path", c.StateDir)
-	}
-	// One spelling of it everywhere: paths are compared with it and
-	// walked up to it ("/run/runc-userns/" must not be another one).
-	c.StateDir = filepath.Clean(c.StateDir)
-	if c.Runtime != "" && c.Runtime[0] != '/' {
-		return nil, fmt.Errorf("runtime %q: must be an absolute path", c.Runtime)
+	if err := c.checkPaths(); err != nil {
+		return nil, err
 	}
 	return &c, nil
+}
+
+// checkPaths wants stateDir (set: setDefaults ran) and runtime absolute,
+// and cleans stateDir: one spelling of it everywhere, since paths are
+// compared with it and walked up to it ("/run/runc-userns/" must not be
+// another one).
+func (c *Config) checkPaths() error {
+	if c.StateDir[0] != '/' {
+		return fmt.Errorf("stateDir %q: must be an absolute path", c.StateDir)
+	}
+	c.StateDir = filepath.Clean(c.StateDir)
+	if c.Runtime != "" && c.Runtime[0] != '/' {
+		return fmt.Errorf("runtime %q: must be an absolute path", c.Runtime)
+	}
+	return nil
 }
 
 func (c *Config) setDefaults() {
