@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/runc-userns/runc-userns/internal/config"
+	"github.com/runc-userns/runc-userns/internal/oci"
 )
 
 // isUserns checks that path is a user namespace. What path names is
@@ -27,7 +27,7 @@ func isUserns(path string) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		kind := "file of another type"
 		if fi, err := os.Stat(fmt.Sprintf("/proc/self/fd/%d", pfd)); err == nil {
-			kind = config.FileKind(fi.Mode())
+			kind = oci.FileKind(fi.Mode())
 		}
 		return fmt.Errorf("not a namespace: it is a %s", kind)
 	}

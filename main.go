@@ -44,14 +44,9 @@ func dispatch(argv []string) int {
 		return passThrough(inv, early)
 	}
 	a := &app{inv: inv, log: log, sink: sink, ph: newPhases(), early: early}
-	if a.cfg, err = config.Load(os.Getenv); err != nil {
-		// A mistake in the file must not keep the node from stopping
-		// and removing its pods: only a create is refused for it.
-		cfg, lerr := config.LoadLenient(os.Getenv)
-		if inv.Command == "create" || inv.Command == "run" || lerr != nil {
-			return a.fail(err)
-		}
-		a.cfg = cfg
+	if a.cfg, err = loadConfig(inv); a.cfg == nil {
+		return a.fail(err)
+	} else if err != nil {
 		a.log.Warnf("%v: this %s goes on with the file's runtime and stateDir only; fix the file (every create is refused until then)", err, inv.Command)
 	}
 	if a.runtime, err = runc.Find(a.cfg.Runtime, os.Getenv("PATH")); err != nil {
@@ -75,6 +70,18 @@ func dispatch(argv []string) int {
 	return a.exec()
 }
 
+// loadConfig is config.Load for this call. A mistake in the file must not
+// keep the node from stopping and removing its pods: it fails only a
+// create (nil config); any other call gets the file's runtime and stateDir
+// with the error, to warn about.
+func loadConfig(inv *oci.Invocation) (*config.Config, error) {
+	cfg, err := config.Load(os.Getenv)
+	if err != nil && (inv.Command == "create" || inv.Command == "run") {
+		return nil, err
+	}
+	return cfg, err
+}
+
 // passThrough execs runc when even our logging could not be set up, or
 // waits for the one the constructor started.
 func passThrough(inv *oci.Invocation, early *earlyRunc) int {
@@ -86,15 +93,10 @@ func passThrough(inv *oci.Invocation, early *earlyRunc) int {
 		}
 		return status
 	}
-	cfg, err := config.Load(os.Getenv)
-	if err != nil {
-		// As dispatch: a mistake elsewhere in the file does not stop a
-		// pass-through (this is not a create: it has no usable --log).
-		var lerr error
-		if cfg, lerr = config.LoadLenient(os.Getenv); lerr != nil || inv.Command == "create" || inv.Command == "run" {
-			os.Stderr.WriteString(err.Error() + "\n")
-			return 1
-		}
+	cfg, err := loadConfig(inv)
+	if cfg == nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		return 1
 	}
 	path, err := runc.Find(cfg.Runtime, os.Getenv("PATH"))
 	if err != nil {

@@ -9,8 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 
+	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/pool"
 )
 
@@ -57,13 +57,16 @@ type Config struct {
 }
 
 // Load reads the configuration named by $RUNC_USERNS_CONFIG, else
-// DefaultPath. getenv is os.Getenv outside tests.
+// DefaultPath. getenv is os.Getenv outside tests. For a file that reads
+// but does not check out (an unknown key, a bad value), the error comes
+// with the file's runtime and stateDir alone (lenient), which the calls
+// other than a create go on with; otherwise an error comes with nil.
 func Load(getenv func(string) string) (*Config, error) {
 	path := getenv(EnvPath)
 	if path == "" {
 		path = DefaultPath
 	}
-	raw, err := readConfig(path)
+	raw, _, err := oci.ReadRegular(path, MaxSize)
 	switch {
 	case errors.Is(err, os.ErrNotExist) && path == DefaultPath:
 		c := &Config{}
@@ -76,88 +79,38 @@ func Load(getenv func(string) string) (*Config, error) {
 	}
 	c, err := Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("runc-userns config %s: %w", path, err)
+		err = fmt.Errorf("runc-userns config %s: %w", path, err)
+		if c = lenient(raw); c != nil {
+			c.Path = path
+		}
+		return c, err
 	}
 	c.Path = path
 	return c, nil
 }
 
-// LoadLenient reads the configuration as Load does, but keeps only its
-// runtime and stateDir and ignores everything else in the file: for the
-// calls that must go on when the file has a mistake elsewhere (kill,
-// delete, state of running pods), never for a create.
-func LoadLenient(getenv func(string) string) (*Config, error) {
-	path := getenv(EnvPath)
-	if path == "" {
-		path = DefaultPath
-	}
-	raw, err := readConfig(path)
-	if err != nil {
-		return nil, err
-	}
-	var c Config
+// lenient reads only runtime and stateDir from raw, ignoring everything
+// else; nil when even those are unusable (not JSON, a wrong type, a
+// relative path).
+func lenient(raw []byte) *Config {
 	var keep struct {
 		Runtime  string `json:"runtime"`
 		StateDir string `json:"stateDir"`
 	}
-	if err := json.Unmarshal(raw, &keep); err != nil {
-		return nil, err
+	if json.Unmarshal(raw, &keep) != nil {
+		return nil
 	}
-	c.Runtime, c.StateDir = keep.Runtime, keep.StateDir
+	c := &Config{Runtime: keep.Runtime, StateDir: keep.StateDir}
 	c.setDefaults()
-	if err := c.checkPaths(); err != nil {
-		return nil, err
+	if c.checkPaths() != nil {
+		return nil
 	}
-	c.Path = path
-	return &c, nil
-}
-
-// FileKind names a file's type in words, for errors.
-func FileKind(m os.FileMode) string {
-	switch t := m.Type(); {
-	case t == 0:
-		return "regular file"
-	case t&os.ModeDir != 0:
-		return "directory"
-	case t&os.ModeSymlink != 0:
-		return "symbolic link"
-	case t&os.ModeNamedPipe != 0:
-		return "FIFO"
-	case t&os.ModeSocket != 0:
-		return "socket"
-	case t&os.ModeCharDevice != 0:
-		return "character device"
-	case t&os.ModeDevice != 0:
-		return "block device"
-	}
-	return "file of another type"
+	return c
 }
 
 // MaxSize is the most of a config file read (the constructor's
 // FP_CONFIG_MAX, fastpath.h).
 const MaxSize = 64 << 10
-
-// readConfig reads a regular file of at most MaxSize bytes: a FIFO or a
-// device named by the environment must not hang or exhaust every call.
-func readConfig(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is a %s, not a regular file", path, FileKind(st.Mode()))
-	}
-	raw, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err == nil && len(raw) > MaxSize {
-		err = fmt.Errorf("%s is larger than %d bytes", path, MaxSize)
-	}
-	return raw, err
-}
 
 // Parse decodes and checks a configuration file's contents.
 func Parse(raw []byte) (*Config, error) {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
@@ -40,28 +39,11 @@ type Document struct {
 // Load reads and parses <bundle>/config.json.
 func Load(bundle string) (*Document, error) {
 	path := filepath.Join(bundle, "config.json")
-	// O_NONBLOCK: a FIFO planted as config.json must not hang us; it is
-	// refused below as not a regular file.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	raw, mode, err := ReadRegular(path, MaxSpecSize)
 	if err != nil {
-		return nil, fmt.Errorf("open bundle spec: %w", err)
+		return nil, fmt.Errorf("bundle spec: %w", err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("stat bundle spec: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("bundle spec %s is not a regular file (%s)", path, st.Mode().Type())
-	}
-	if st.Size() > MaxSpecSize {
-		return nil, fmt.Errorf("bundle spec %s is %d bytes, more than the %d this runtime reads", path, st.Size(), MaxSpecSize)
-	}
-	raw := make([]byte, st.Size())
-	if _, err := io.ReadFull(f, raw); err != nil {
-		return nil, fmt.Errorf("read bundle spec %s: %w", path, err)
-	}
-	return ParseSpec(path, raw, st.Mode().Perm())
+	return ParseSpec(path, raw, mode)
 }
 
 // ParseSpec parses raw as the spec found at path (path only names it in errors).
