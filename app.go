@@ -44,13 +44,7 @@ func (a *app) fail(err error) int {
 // whole, signals and exit by signal and all, and its held lines are
 // dropped: a config's mistake shows in every create it refuses.
 func (a *app) exec() int {
-	keep := false
-	switch a.inv.Command {
-	case "create", "run":
-		keep = os.Getenv("LISTEN_PID") == ""
-	case "delete":
-		keep = true
-	}
+	keep := a.inv.Command == "delete" || a.inv.Creates() && os.Getenv("LISTEN_PID") == ""
 	if a.early != nil || (keep && a.sink.held.Len() > 0) {
 		status := a.run()
 		if status == 0 {

@@ -44,10 +44,10 @@ func (a *app) checkCallerMappings(s *specs.Spec) error {
 	var ranges []pool.Range
 	var from, hint string
 	if a.cfg.Userns.Mode == config.ModeOff {
-		if !poolHolds(a.cfg.StateDir) {
+		if !poolExists(a.cfg.StateDir) {
 			return nil
 		}
-		held, err := a.heldRanges()
+		held, err := a.heldRanges() // none once those pods are gone
 		if err != nil {
 			return fmt.Errorf("container %s: checking its uid/gid mappings against the ranges pods still hold in %s: %w", a.inv.ID, a.cfg.StateDir, err)
 		}

@@ -170,17 +170,6 @@ func removeLeftovers(lay layout, root, id string) error {
 	return removeStaged(lay, root, id)
 }
 
-// poolHolds reports whether the pool in stateDir may still hold a range:
-// a record (or any file in its record directory), or an older release's
-// pool.json.
-func poolHolds(stateDir string) bool {
-	if _, err := os.Lstat(filepath.Join(stateDir, pool.StateFile)); !errors.Is(err, os.ErrNotExist) {
-		return true
-	}
-	entries, err := os.ReadDir(filepath.Join(stateDir, pool.RecordDir))
-	return len(entries) > 0 || (err != nil && !errors.Is(err, os.ErrNotExist))
-}
-
 // poolExists reports whether stateDir holds a pool's records (or an older
 // release's pool.json, which the pool converts).
 func poolExists(stateDir string) bool {

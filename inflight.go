@@ -46,9 +46,9 @@ import (
 // The lock is exclusive, and waited for only briefly (inflightWait for a
 // create, deleteWait for a delete): it is what makes a create of a
 // container that runc has, or that another create is making or a delete
-// releasing, leave everything as it is. Such a create used to go on, fail, and undo
-// on the way out what the other one had taken (its range, pin, staging
-// mounts and records: all named after the container's ID).
+// releasing, leave everything as it is. Such a create used to go on, fail,
+// and undo on the way out what the other one had taken (its range, pin,
+// staging mounts and records: all named after the container's ID).
 
 func (l layout) inflightDir() string { return filepath.Join(string(l), "inflight") }
 
@@ -81,9 +81,10 @@ var inflightWait = 500 * time.Millisecond
 var deleteWait = 2 * time.Second
 
 // acquireInflight locks container id's marker exclusively, on a
-// close-on-exec descriptor above every fd open now (see inheritMarker). It fails with errRuncHas when runc has the
-// container, and with an error naming the marker when another create of it
-// holds the lock (lockInflight).
+// close-on-exec descriptor above every fd open now (see inheritMarker). It
+// fails with errRuncHas when runc has the container, and with an error
+// naming the marker when another create of it holds the lock
+// (lockInflight).
 func acquireInflight(lay layout, root, id string) (*os.File, error) {
 	f, err := lockInflight(lay, root, id, inflightWait)
 	if errors.Is(err, errMarkerBusy) {

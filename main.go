@@ -58,7 +58,7 @@ func dispatch(argv []string) int {
 	switch {
 	case inv.Version && inv.Command == "":
 		return a.version()
-	case (inv.Command == "create" || inv.Command == "run") && inv.Scanned:
+	case inv.Creates() && inv.Scanned:
 		return a.create()
 	case inv.Command == "delete" && inv.Scanned:
 		return a.delete()
@@ -76,7 +76,7 @@ func dispatch(argv []string) int {
 // with the error, to warn about.
 func loadConfig(inv *oci.Invocation) (*config.Config, error) {
 	cfg, err := config.Load(os.Getenv)
-	if err != nil && (inv.Command == "create" || inv.Command == "run") {
+	if err != nil && inv.Creates() {
 		return nil, err
 	}
 	return cfg, err

@@ -32,6 +32,9 @@ type Invocation struct {
 	Scanned bool // the subcommand's flags were understood completely
 }
 
+// Creates reports whether the call makes a container: create or run.
+func (inv *Invocation) Creates() bool { return inv.Command == "create" || inv.Command == "run" }
+
 // DefaultRoot is runc's default --root for a privileged caller.
 const DefaultRoot = "/run/runc"
 
