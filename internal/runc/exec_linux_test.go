@@ -43,3 +43,28 @@ func TestWaitNotOurChild(t *testing.T) {
 		t.Fatalf("Wait(1) = %v; want an error naming the runtime", err)
 	}
 }
+
+// A signal sent to us while runc runs reaches runc, which exits in its own
+// way; its status is what we return. The child sends the signal to its
+// parent itself, after its trap is set, so the test cannot race it; and it
+// leaves no process behind (a trap runs once the loop's short sleep ends;
+// exec makes the sleep the process the signal kills).
+func TestForwardSignal(t *testing.T) {
+	cases := []struct {
+		name   string
+		sig    string
+		script string
+		want   int
+	}{
+		{"trapped", "TERM", `trap "exit 7" TERM; kill -TERM $PPID; for i in $(seq 300); do sleep 0.01; done; exit 1`, 7},
+		{"default action", "USR1", `kill -USR1 $PPID; exec sleep 5`, 128 + int(syscall.SIGUSR1)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Run("/bin/sh", []string{"-c", c.script}, false)
+			if err != nil || got != c.want {
+				t.Errorf("Run with SIG%s sent to the parent = %d, %v; want %d (the signal forwarded)", c.sig, got, err, c.want)
+			}
+		})
+	}
+}
