@@ -117,7 +117,10 @@ func (a *app) delete() int {
 
 // release detaches a container's staging mount and takes it out of its
 // pod's range; the pod's last container returns the range and unpins the
-// pod's user namespace. Idempotent: containerd calls delete more than once.
+// pod's user namespace. Idempotent: containerd calls delete more than once,
+// and the constructor's fp_release (fastpath_linux.c), which does the same
+// steps in the same order for the usual case without the Go runtime,
+// leaves whatever it could not finish to this.
 //
 // The in-flight marker goes last: a delete that found no state.json holds
 // its lock meanwhile (holdForRelease), and a lock excludes a create of the

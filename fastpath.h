@@ -52,6 +52,45 @@ struct fp_sys {
 	void *data;
 };
 
+/* oci.ValidateID's longest container ID. */
+#define FP_ID_MAX 1024
+
+/* Where fp_release may release what a stamped delete's container held:
+ * release is 0 when the Go code must (see plan_release). */
+struct fp_plan {
+	int release;
+	char state_dir[FP_PATH_MAX];
+	char root[FP_PATH_MAX];
+	char id[FP_ID_MAX + 1];
+};
+
+/* An in-flight marker's claim (inflight.go's inflightRecord); a pool
+ * record's fields but allocated and members (pool.Allocation). seen: one
+ * bit per member read. */
+struct fp_claim {
+	char owner[FP_ID_MAX + 1];
+	unsigned int host_id, size;
+	char root[FP_PATH_MAX];
+	char member[FP_ID_MAX + 1];
+	int seen;
+};
+
+/* A pool record is at most this long for the C side (a few hundred
+ * bytes with a pod's members; longer ones are the Go code's). */
+#define FP_RECORD_MAX 4096
+
+/* A pool record: its fields in head (member unused), its allocated time
+ * as written, and its members, each NUL-terminated, one after the other
+ * in members (nmembers of them, the first also in member). */
+struct fp_record {
+	struct fp_claim head;
+	char allocated[64];
+	int nmembers;
+	char member[FP_ID_MAX + 1];
+	char members[FP_RECORD_MAX];
+	size_t members_len;
+};
+
 /* fp_decide's verdicts. */
 #define FP_GO 0    /* the Go code handles the call */
 #define FP_EXEC 1  /* exec runtime with argv: all the Go code would do */
@@ -69,7 +108,24 @@ struct fp_sys {
  * (state NULL: never FP_SPAWN). FP_GO when it is neither, or not sure.
  */
 int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, char *runtime, size_t cap,
-	      char **state, long *state_len);
+	      char **state, long *state_len, struct fp_plan *plan);
+
+/*
+ * fp_release releases what container id of runc root root held, as
+ * delete.go's release does, after runc deleted it: in state_dir, its
+ * staging directories, its range when it was the last member, the pod's
+ * pin with it, and its in-flight marker. It returns 1 when it did all of
+ * that, 0 when it left something to the Go code (which redoes the release
+ * from where it stopped: each step is idempotent).
+ */
+int fp_release(const char *state_dir, const char *root, const char *id);
+
+/* For the tests: layout.go's rootHash of the n bytes of root (12 hex
+ * digits and a NUL), and the parsers of a marker's claim and a pool record
+ * (1: parsed, every member once, nothing else). */
+void fp_root_hash(const char *root, size_t n, char out[13]);
+int fp_parse_claim(const char *raw, size_t len, struct fp_claim *c);
+int fp_parse_record(const char *raw, size_t len, struct fp_record *r);
 
 /*
  * fp_early returns the pid of the runc the constructor started on FP_SPAWN

@@ -25,18 +25,22 @@
  * with the configured runtime whatever its stamp says, then releases what
  * the container held. With a config file in effect (without one, delete.go
  * may take the stamp's runtime, which only Go can verify), the constructor
- * starts that runc at once (posix_spawn) and returns: runc deletes while
- * the Go runtime starts, on the other core, instead of after it. The Go
- * code (early.go) gets runc's pid and the state.json bytes read before
- * runc ran, waits for runc instead of running it, and releases as before.
+ * starts that runc at once (posix_spawn). In the usual case it then waits
+ * for runc and releases what the container held itself (fp_release, "---
+ * delete" below) and exits: no Go runtime at all. Otherwise it returns:
+ * runc deletes while the Go runtime starts, on the other core, instead of
+ * after it, and the Go code (early.go) gets runc's pid and the state.json
+ * bytes read before runc ran, waits for runc instead of running it, and
+ * releases as before.
  *
  * It is an optimisation and nothing else: it never prints, never fails a
- * call and never changes argv. Whatever it does not fully understand (an
- * unknown flag, a config key, an escape in a string, a relative PATH entry
- * before runc is found, a failed execve) makes it return, and the Go code
- * handles the call exactly as without it, errors included. So it only
- * execs when the Go code would: same command, same config verdict, same
- * runc, same argv[0], same environment.
+ * call and never changes argv (a release it cannot finish is the Go
+ * code's, which reports what went wrong). Whatever it does not fully
+ * understand (an unknown flag, a config key, an escape in a string, a
+ * relative PATH entry before runc is found, a failed execve) makes it
+ * return, and the Go code handles the call exactly as without it, errors
+ * included. So it only execs when the Go code would: same command, same
+ * config verdict, same runc, same argv[0], same environment.
  *
  * RUNC_USERNS_FASTPATH=0 in the environment turns it off.
  *
@@ -61,8 +65,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fastpath.h"
@@ -181,7 +190,7 @@ static const char default_root[] = "/run/runc"; /* oci.DefaultRoot */
  * ARGV_EXEC, ARGV_CREATE, with the last --root, as Parse keeps it, the ID,
  * and create's bundle).
  */
-static int fast_argv(char *const *argv, const char **root, const char **id, const char **bundle)
+static int fast_argv(char *const *argv, const char **root, const char **id, const char **bundle, int *debug)
 {
 	const char *name, *cmd;
 	size_t n;
@@ -193,8 +202,10 @@ static int fast_argv(char *const *argv, const char **root, const char **id, cons
 	for (i = 1; argv[i]; i++) {
 		if (!split_flag(argv[i], &name, &n, &has_value))
 			break;
-		if (in(bool_flags, name, n))
+		if (in(bool_flags, name, n)) {
+			*debug |= n == 5 && memcmp(name, "debug", 5) == 0;
 			continue;
+		}
 		if (!in(value_flags, name, n))
 			return ARGV_GO; /* help, version, or runc's own error */
 		if (!has_value) {
@@ -387,17 +398,29 @@ static int range_member(struct json *j, const char *k, size_t n, void *arg)
 	return (IS("hostID") || IS("size")) && u32(j);
 }
 
-static int ranges(struct json *j)
+/* array reads [v, ...], calling elem for each element, which reads it. */
+static int array(struct json *j, int (*elem)(struct json *, void *), void *arg)
 {
 	if (!eat(j, '['))
 		return 0;
 	if (eat(j, ']'))
 		return 1;
 	do {
-		if (!object(j, range_member, NULL))
+		if (!elem(j, arg))
 			return 0;
 	} while (eat(j, ','));
 	return eat(j, ']');
+}
+
+static int range(struct json *j, void *arg)
+{
+	(void)arg;
+	return object(j, range_member, NULL);
+}
+
+static int ranges(struct json *j)
+{
+	return array(j, range, NULL);
 }
 
 /* What create's decision needs of the config besides the runtime. */
@@ -996,8 +1019,43 @@ static int create_untouched(const struct fp_sys *sys, const struct conf *conf, c
 	return ok;
 }
 
+/* plan_release: whether the constructor may release what a stamped
+ * delete's container held itself (fp_release), and where. Not with
+ * --debug (delete.go logs where the time went), nor under a test's fault
+ * injection (internal/fault), nor with a state dir the Go code would spell
+ * otherwise. */
+static void plan_release(struct fp_plan *plan, const struct conf *conf, const char *root, const char *id, int debug,
+			 char *const *envp)
+{
+	const char *dir = FP_DEFAULT_STATE_DIR;
+	size_t n = sizeof FP_DEFAULT_STATE_DIR - 1;
+	const char *v;
+
+	if (debug || conf->unsure)
+		return;
+	v = fp_getenv(envp, "RUNC_USERNS_TEST_KILL_AT");
+	if (v && *v)
+		return;
+	v = fp_getenv(envp, "RUNC_USERNS_TEST_STOP_AT");
+	if (v && *v)
+		return;
+	if (conf->state_dir && conf->state_dir_n > 0) {
+		dir = conf->state_dir;
+		n = conf->state_dir_n;
+	}
+	if (n >= sizeof plan->state_dir || strlen(root) >= sizeof plan->root || strlen(id) > FP_ID_MAX)
+		return;
+	memcpy(plan->state_dir, dir, n);
+	plan->state_dir[n] = '\0';
+	if (!clean_abs(plan->state_dir) || !clean_abs(root))
+		return;
+	strcpy(plan->root, root);
+	strcpy(plan->id, id);
+	plan->release = 1;
+}
+
 int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, char *runtime, size_t cap,
-	      char **state, long *state_len)
+	      char **state, long *state_len, struct fp_plan *plan)
 {
 	char raw[FP_CONFIG_MAX];
 	char configured[FP_PATH_MAX];
@@ -1005,9 +1063,11 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 	struct conf conf = {NULL, 0, 0, -1};
 	char *const *e;
 	long len;
-	int kind, verdict = FP_EXEC, has_config = 1;
+	int kind, verdict = FP_EXEC, has_config = 1, debug = 0;
 
-	kind = fast_argv(argv, &root, &id, &bundle);
+	if (plan)
+		memset(plan, 0, sizeof *plan);
+	kind = fast_argv(argv, &root, &id, &bundle, &debug);
 	if (!envp || kind == ARGV_GO)
 		return FP_GO;
 	/* Go's os.Environ drops empty entries, and of two entries of one
@@ -1085,17 +1145,592 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 		}
 		return FP_GO;
 	}
+	if (verdict == FP_SPAWN && plan)
+		plan_release(plan, &conf, root, id, debug, envp);
 	return verdict;
+}
+
+/* --- delete: release what the container held, without the Go runtime.
+ *
+ * A delete of a container the wrapper edited (FP_SPAWN) spends most of its
+ * time starting the Go runtime beside the runc it started (~10 ms of a
+ * ~33 ms delete on the nested VM measured), only to wait for runc and then
+ * make a dozen system calls. For the usual case the constructor makes them
+ * itself: it waits for runc (forwarding the signals runc.Run forwards), and
+ * when runc deleted the container, releases what delete.go's release
+ * would, in the same order, and exits with runc's status.
+ *
+ * Only what it fully understands: the configured state dir holds the
+ * container's in-flight marker with its claim (the owner and host ID the
+ * pool gave it; written by the wrapper under the pool's lock, in a
+ * directory only root can write), the container directory holds only
+ * staging mounts, the pool holds the owner's record in the current format
+ * with this container among its members, and, when it was the last one,
+ * the pod directory only the pin, its mapping and cgroup files. Anything
+ * else (a PID-join pin, a netns record, a temporary file, an older
+ * pool.json, a lock someone holds, an error) and it returns: the Go code
+ * then waits for the same runc, already exited, and runs delete.go's
+ * release, which is idempotent and reports what went wrong in runc's log
+ * format. It returns, too, before doing anything, with --debug (delete.go
+ * logs where the time went), under a fault-injection test
+ * (internal/fault), and when runc failed or still has the container.
+ *
+ * It trusts the marker's claim, not the stamp: the claim is what the pool
+ * recorded for this container, in the configured state dir only root
+ * writes to, and the record it names must agree (owner, host ID, root,
+ * member). It reads no other record: damage elsewhere in the pool is found
+ * by the next call through the Go code, as a crash between two calls
+ * would leave it. The temporary files a killed writer leaves are the Go
+ * code's to remove (the pool's next exclusive call, or a delete that finds
+ * them and returns here).
+ */
+
+/* SHA-256 (FIPS 180-4): layout.go's rootHash names a runc root by the
+ * first 6 bytes of the digest of its clean path. */
+static const uint32_t sha_k[64] = {
+	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+	0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+	0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+	0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void sha_block(uint32_t h[8], const unsigned char *b)
+{
+	uint32_t w[64], a, c, d, e, f, g, hh, bb, t1, t2;
+	int i;
+
+	for (i = 0; i < 16; i++)
+		w[i] = (uint32_t)b[4 * i] << 24 | (uint32_t)b[4 * i + 1] << 16 | (uint32_t)b[4 * i + 2] << 8 | b[4 * i + 3];
+	for (i = 16; i < 64; i++)
+		w[i] = w[i - 16] + (ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3)) + w[i - 7] +
+		       (ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10));
+	a = h[0], bb = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+	for (i = 0; i < 64; i++) {
+		t1 = hh + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) + ((e & f) ^ (~e & g)) + sha_k[i] + w[i];
+		t2 = (ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22)) + ((a & bb) ^ (a & c) ^ (bb & c));
+		hh = g, g = f, f = e, e = d + t1, d = c, c = bb, bb = a, a = t1 + t2;
+	}
+	h[0] += a, h[1] += bb, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
+}
+
+static void sha256(const unsigned char *msg, size_t len, unsigned char out[32])
+{
+	uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+	unsigned char last[128];
+	size_t rest = len % 64, pad, i;
+	uint64_t bits = (uint64_t)len * 8;
+
+	for (i = 0; i + 64 <= len; i += 64)
+		sha_block(h, msg + i);
+	memset(last, 0, sizeof last);
+	memcpy(last, msg + len - rest, rest);
+	last[rest] = 0x80;
+	pad = rest < 56 ? 64 : 128;
+	for (i = 0; i < 8; i++)
+		last[pad - 1 - i] = (unsigned char)(bits >> (8 * i));
+	sha_block(h, last);
+	if (pad == 128)
+		sha_block(h, last + 64);
+	for (i = 0; i < 32; i++)
+		out[i] = (unsigned char)(h[i / 4] >> (24 - 8 * (i % 4)));
+}
+
+void fp_root_hash(const char *root, size_t n, char out[13])
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned char sum[32];
+	int i;
+
+	sha256((const unsigned char *)root, n, sum);
+	for (i = 0; i < 6; i++) {
+		out[2 * i] = digits[sum[i] >> 4];
+		out[2 * i + 1] = digits[sum[i] & 15];
+	}
+	out[12] = '\0';
+}
+
+/* plain reads a string with no escape into out (cap bytes, NUL-ended).
+ * ASCII only: encoding/json replaces invalid UTF-8, so a byte past ASCII
+ * may not be what Go reads (and Go writes every string it cannot keep as
+ * is with an escape). */
+static int plain(struct json *j, char *out, size_t cap)
+{
+	const char *s;
+	size_t n, i;
+	int esc;
+
+	if (!str(j, &s, &n, &esc) || esc || n >= cap)
+		return 0;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] >= 0x80)
+			return 0;
+	memcpy(out, s, n);
+	out[n] = '\0';
+	return 1;
+}
+
+/* u32 for a value kept: what u32() accepts, its value in *v. */
+static int u32_value(struct json *j, unsigned int *v)
+{
+	const char *start;
+
+	ws(j);
+	start = j->p;
+	if (!u32(j))
+		return 0;
+	*v = (unsigned int)strtoul(start, NULL, 10);
+	return 1;
+}
+
+/* A member seen twice, or not at all, leaves the file to the Go code. */
+#define ONCE(bit) ((c->seen & (bit)) ? 0 : (c->seen |= (bit), 1))
+
+/* head_member reads a member a claim and a record share: 1 or 0 as it
+ * read, -1 for another key. */
+static int head_member(struct json *j, const char *k, size_t n, struct fp_claim *c)
+{
+	if (IS_KEY(k, n, "owner"))
+		return ONCE(1) && plain(j, c->owner, sizeof c->owner);
+	if (IS_KEY(k, n, "hostID"))
+		return ONCE(2) && u32_value(j, &c->host_id);
+	if (IS_KEY(k, n, "size"))
+		return ONCE(4) && u32_value(j, &c->size);
+	if (IS_KEY(k, n, "root"))
+		return ONCE(8) && plain(j, c->root, sizeof c->root);
+	return -1;
+}
+
+static int claim_member(struct json *j, const char *k, size_t n, void *arg)
+{
+	struct fp_claim *c = arg;
+	int r = head_member(j, k, n, c);
+
+	if (r >= 0)
+		return r;
+	if (IS_KEY(k, n, "member"))
+		return ONCE(16) && plain(j, c->member, sizeof c->member);
+	return 0;
+}
+
+/* whole_object: raw is one object, read by member, and white space. */
+static int whole_object(const char *raw, size_t len, int (*member)(struct json *, const char *, size_t, void *), void *arg)
+{
+	struct json j = {raw, raw + len};
+
+	if (!object(&j, member, arg))
+		return 0;
+	ws(&j);
+	return j.p == j.end;
+}
+
+int fp_parse_claim(const char *raw, size_t len, struct fp_claim *c)
+{
+	memset(c, 0, sizeof *c);
+	return whole_object(raw, len, claim_member, c) && c->seen == 31;
+}
+
+/* record_member_id reads one of a record's members into the record. */
+static int record_member_id(struct json *j, void *arg)
+{
+	struct fp_record *r = arg;
+	char m[FP_ID_MAX + 1];
+	size_t n;
+
+	if (!plain(j, m, sizeof m))
+		return 0;
+	n = strlen(m) + 1;
+	if (r->members_len + n > sizeof r->members)
+		return 0;
+	memcpy(r->members + r->members_len, m, n);
+	r->members_len += n;
+	if (++r->nmembers == 1)
+		memcpy(r->member, m, n);
+	return 1;
+}
+
+static int record_member(struct json *j, const char *k, size_t n, void *arg)
+{
+	struct fp_record *r = arg;
+	struct fp_claim *c = &r->head;
+	int h = head_member(j, k, n, c);
+
+	if (h >= 0)
+		return h;
+	if (IS_KEY(k, n, "allocated"))
+		return ONCE(16) && plain(j, r->allocated, sizeof r->allocated);
+	if (IS_KEY(k, n, "members"))
+		return ONCE(32) && array(j, record_member_id, r);
+	return 0;
+}
+
+#undef ONCE
+
+/* fp_parse_record reads a pool record (pool/records.go's encodeRecord:
+ * one JSON object and a newline). */
+int fp_parse_record(const char *raw, size_t len, struct fp_record *r)
+{
+	memset(r, 0, sizeof *r);
+	/* members is omitted when empty: such a record is the Go code's. */
+	return whole_object(raw, len, record_member, r) && r->head.seen == 63;
+}
+
+/* path_join writes dir "/" name into out (cap bytes); out may be dir. */
+static int path_join(char *out, size_t cap, const char *dir, const char *name)
+{
+	size_t d = strlen(dir), n = strlen(name);
+
+	if (d + 1 + n >= cap)
+		return 0;
+	memmove(out, dir, d);
+	out[d] = '/';
+	memcpy(out + d + 1, name, n + 1);
+	return 1;
+}
+
+/* detach is idmap.Detach: unmount whatever is mounted at path, stacked
+ * mounts too, until nothing is. */
+static int detach(const char *path)
+{
+	for (;;) {
+		if (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
+			continue;
+		return errno == EINVAL || errno == ENOENT;
+	}
+}
+
+/* remove_path is os.Remove: unlink, or rmdir a directory; a missing path
+ * is fine. */
+static int remove_path(const char *path)
+{
+	if (unlink(path) == 0 || errno == ENOENT)
+		return 1;
+	if (errno != EISDIR && errno != EPERM)
+		return 0;
+	return rmdir(path) == 0 || errno == ENOENT;
+}
+
+/* read_regular reads the regular file open at fd, whole and at most cap
+ * bytes: its length, or -1 (not a regular file, longer, or an error). */
+static long read_regular(int fd, char *buf, size_t cap)
+{
+	struct stat st;
+	size_t got = 0;
+	ssize_t r;
+	char extra;
+
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return -1;
+	while (got < cap) {
+		r = read(fd, buf + got, cap - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return (long)got;
+		got += (size_t)r;
+	}
+	do
+		r = read(fd, &extra, 1);
+	while (r < 0 && errno == EINTR);
+	return r == 0 ? (long)got : -1; /* too long, or an error */
+}
+
+/* each_entry calls fn(dir, name, arg) for each entry of dir but . and ..
+ * (a missing dir has none) and fails at fn's first failure. */
+static int each_entry(const char *dir, int (*fn)(const char *, const char *, void *), void *arg)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int ok = 1;
+
+	if (!d)
+		return errno == ENOENT;
+	while (ok && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			ok = fn(dir, e->d_name, arg);
+	closedir(d);
+	return ok;
+}
+
+static int listed(const char *dir, const char *name, void *names)
+{
+	const char *const *n;
+
+	(void)dir;
+	for (n = names; *n; n++)
+		if (strcmp(*n, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* only_names: dir holds no entry but those in names (NULL-ended). */
+static int only_names(const char *dir, const char *const *names)
+{
+	return each_entry(dir, listed, (void *)names);
+}
+
+/* A function of a path, for on_path. */
+struct path_fn {
+	int (*fn)(const char *path);
+};
+
+/* on_path calls the path_fn at arg on dir/name. */
+static int on_path(const char *dir, const char *name, void *arg)
+{
+	const struct path_fn *f = arg;
+	char path[FP_PATH_MAX];
+
+	return path_join(path, sizeof path, dir, name) && f->fn(path);
+}
+
+/* same_file: fd is still what path names (lstat). */
+static int same_file(int fd, const char *path)
+{
+	struct stat held, named;
+
+	return fstat(fd, &held) == 0 && lstat(path, &named) == 0 && held.st_dev == named.st_dev &&
+	       held.st_ino == named.st_ino;
+}
+
+/* remove_staged is create.go's removeStaged for a container directory that
+ * holds only rootfs, mounts and layers. */
+static int remove_staged(const char *cdir)
+{
+	static const char *const staging[] = {"rootfs", "mounts", "layers", NULL};
+	static struct path_fn detach_fn = {detach}, remove_fn = {remove_path};
+	char path[3][FP_PATH_MAX];
+	int i;
+
+	if (!only_names(cdir, staging))
+		return 0;
+	for (i = 0; i < 3; i++)
+		if (!path_join(path[i], sizeof path[i], cdir, staging[i]) || !detach(path[i]))
+			return 0;
+	/* stagedEntries: what mounts and layers hold, each detached, then
+	 * removed (a staged bind of a file is a file). */
+	for (i = 1; i < 3; i++)
+		if (!each_entry(path[i], on_path, &detach_fn) || !each_entry(path[i], on_path, &remove_fn))
+			return 0;
+	for (i = 0; i < 3; i++)
+		if (!remove_path(path[i]))
+			return 0;
+	if (!remove_path(cdir))
+		return 0;
+	/* The root's directory, if now empty. */
+	*strrchr(cdir, '/') = '\0';
+	rmdir(cdir);
+	return 1;
+}
+
+/* append_str appends s to buf (cap bytes, *n used). */
+static int append_str(char *buf, size_t cap, size_t *n, const char *s)
+{
+	size_t l = strlen(s);
+
+	if (*n + l >= cap)
+		return 0;
+	memcpy(buf + *n, s, l + 1);
+	*n += l;
+	return 1;
+}
+
+/*
+ * rewrite_record replaces the record at path (file name name) with r
+ * without member id, as the pool's put does: the new content written to
+ * ".<name>.tmp" beside it, renamed over it. The content is encodeRecord's
+ * byte for byte: the fields in pool.Allocation's order, and every string
+ * as read (plain ASCII without escapes, which encoding/json writes as is:
+ * it escapes only what the reader refused, quotes, backslashes, controls
+ * and <, >, &).
+ */
+static int rewrite_record(const char *path, const char *name, const struct fp_record *r, const char *id)
+{
+	char buf[FP_RECORD_MAX + 64], num[32], tmp[FP_PATH_MAX];
+	const char *m = r->members, *sep = "";
+	size_t n = 0, w = 0;
+	int found = 0, fd, i;
+	ssize_t k;
+
+	snprintf(num, sizeof num, "%u", r->head.host_id);
+	if (!append_str(buf, sizeof buf, &n, "{\"owner\":\"") || !append_str(buf, sizeof buf, &n, r->head.owner) ||
+	    !append_str(buf, sizeof buf, &n, "\",\"hostID\":") || !append_str(buf, sizeof buf, &n, num))
+		return 0;
+	snprintf(num, sizeof num, "%u", r->head.size);
+	if (!append_str(buf, sizeof buf, &n, ",\"size\":") || !append_str(buf, sizeof buf, &n, num) ||
+	    !append_str(buf, sizeof buf, &n, ",\"root\":\"") || !append_str(buf, sizeof buf, &n, r->head.root) ||
+	    !append_str(buf, sizeof buf, &n, "\",\"allocated\":\"") || !append_str(buf, sizeof buf, &n, r->allocated) ||
+	    !append_str(buf, sizeof buf, &n, "\",\"members\":["))
+		return 0;
+	for (i = 0; i < r->nmembers; i++, m += strlen(m) + 1) {
+		if (!found && strcmp(m, id) == 0) {
+			found = 1;
+			continue;
+		}
+		if (!append_str(buf, sizeof buf, &n, sep) || !append_str(buf, sizeof buf, &n, "\"") ||
+		    !append_str(buf, sizeof buf, &n, m) || !append_str(buf, sizeof buf, &n, "\""))
+			return 0;
+		sep = ",";
+	}
+	/* Not a member (the Go code's to judge), or the last one (the
+	 * record goes instead). */
+	if (!found || r->nmembers < 2 || !append_str(buf, sizeof buf, &n, "]}\n"))
+		return 0;
+	if (snprintf(tmp, sizeof tmp, "%.*s.%s.tmp", (int)(strrchr(path, '/') + 1 - path), path, name) >= (int)sizeof tmp)
+		return 0;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return 0;
+	while (w < n) {
+		k = write(fd, buf + w, n - w);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		w += (size_t)k;
+	}
+	if (close(fd) != 0 || w != n || rename(tmp, path) != 0) {
+		unlink(tmp);
+		return 0;
+	}
+	return 1;
+}
+
+/* pool_leave is pool.Leave(owner, id): under the pool's lock, id leaves
+ * the owner's record, which goes with its last member. *freed tells
+ * whether it went (0: another member stays, or no pool in state_dir,
+ * nothing to do). */
+static int pool_leave(const char *state_dir, const struct fp_claim *claim, const char *root, const char *id,
+		      int *freed)
+{
+	char lock[FP_PATH_MAX], rec[FP_PATH_MAX], v1[FP_PATH_MAX], name[FP_ID_MAX + 16], buf[FP_RECORD_MAX];
+	static struct fp_record r; /* 9 KiB: not on the stack */
+	struct stat st;
+	long len;
+	int lfd = -1, fd, ok = 0;
+
+	*freed = 0;
+	snprintf(name, sizeof name, "%u-%s", claim->host_id, claim->owner);
+	if (!path_join(lock, sizeof lock, state_dir, "pool.lock") || !path_join(v1, sizeof v1, state_dir, "pool.json") ||
+	    !path_join(rec, sizeof rec, state_dir, "pool.d") || !path_join(rec, sizeof rec, rec, name))
+		return 0;
+	/* poolExists: neither pool.d nor pool.json, nothing was allocated. */
+	if (lstat(v1, &st) != 0 && errno == ENOENT) {
+		char dir[FP_PATH_MAX];
+
+		if (!path_join(dir, sizeof dir, state_dir, "pool.d"))
+			return 0;
+		if (lstat(dir, &st) != 0 && errno == ENOENT)
+			return 1;
+	}
+	/* pool.lock as the pool's lock() takes it: the file it locked must
+	 * still be the one named (else the Go code retries). */
+	lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lfd < 0)
+		return 0;
+	while (flock(lfd, LOCK_EX) != 0)
+		if (errno != EINTR)
+			goto out;
+	if (!same_file(lfd, lock))
+		goto out;
+	/* An older release's pool.json is converted by the Go code. */
+	if (lstat(v1, &st) == 0 || errno != ENOENT)
+		goto out;
+	fd = open(rec, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		goto out;
+	len = read_regular(fd, buf, sizeof buf);
+	close(fd);
+	if (len < 0 || !fp_parse_record(buf, (size_t)len, &r))
+		goto out;
+	if (strcmp(r.head.owner, claim->owner) != 0 || r.head.host_id != claim->host_id || strcmp(r.head.root, root) != 0)
+		goto out; /* not what the claim says */
+	if (r.nmembers == 1 && strcmp(r.member, id) == 0) {
+		if (unlink(rec) != 0)
+			goto out;
+		*freed = 1;
+	} else if (!rewrite_record(rec, name, &r, id)) {
+		goto out;
+	}
+	ok = 1;
+out:
+	close(lfd); /* drops the lock */
+	return ok;
+}
+
+/* unpin_pod is create.go's unpinPod for a pod directory that holds only
+ * the pin, its mapping and the cgroup file. */
+static int unpin_pod(const char *state_dir, const char *owner)
+{
+	static const char *const files[] = {"userns", "mapping", "cgroup", NULL};
+	char pods[FP_PATH_MAX], dir[FP_PATH_MAX], path[FP_PATH_MAX];
+	int i;
+
+	if (!path_join(pods, sizeof pods, state_dir, "pods") || !path_join(dir, sizeof dir, pods, owner) ||
+	    !only_names(dir, files))
+		return 0;
+	if (!path_join(path, sizeof path, dir, "userns") || !detach(path))
+		return 0;
+	for (i = 0; files[i]; i++)
+		if (!path_join(path, sizeof path, dir, files[i]) || !remove_path(path))
+			return 0;
+	return rmdir(dir) == 0 || errno == ENOENT;
+}
+
+int fp_release(const char *state_dir, const char *root, const char *id)
+{
+	char hash[13], dir[FP_PATH_MAX], marker[FP_PATH_MAX], name[FP_ID_MAX + 16], path[FP_PATH_MAX], buf[FP_PATH_MAX + 2048];
+	struct fp_claim claim;
+	struct stat st;
+	long len;
+	int fd, ok = 0, freed;
+
+	if (strlen(id) > FP_ID_MAX || !clean_abs(state_dir) || !clean_abs(root))
+		return 0;
+	fp_root_hash(root, strlen(root), hash);
+	snprintf(name, sizeof name, "%s-%s", hash, id);
+	/* holdForRelease: the marker, locked without waiting, still the file
+	 * its path names, and runc without the container. */
+	if (!path_join(dir, sizeof dir, state_dir, "inflight") || !path_join(marker, sizeof marker, dir, name))
+		return 0;
+	fd = open(marker, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0 || !same_file(fd, marker))
+		goto out;
+	if (!path_join(path, sizeof path, root, id) || !path_join(path, sizeof path, path, "state.json") ||
+	    lstat(path, &st) == 0 || errno != ENOENT)
+		goto out;
+	len = read_regular(fd, buf, sizeof buf);
+	if (len <= 0 || !fp_parse_claim(buf, (size_t)len, &claim) || strcmp(claim.member, id) != 0 ||
+	    strcmp(claim.root, root) != 0 || !valid_id(claim.owner))
+		goto out;
+	/* release: the container's leftovers, its range, the pod's pin when
+	 * it was the last member, the marker last. */
+	if (!path_join(path, sizeof path, state_dir, "containers") || !path_join(path, sizeof path, path, hash) ||
+	    !path_join(path, sizeof path, path, id) || !remove_staged(path))
+		goto out;
+	if (!pool_leave(state_dir, &claim, root, id, &freed))
+		goto out;
+	if (freed && !unpin_pod(state_dir, claim.owner))
+		goto out;
+	ok = unlink(marker) == 0;
+out:
+	close(fd);
+	return ok;
 }
 
 /* --- the real system and the constructor. */
 
 long fp_read_file(const struct fp_sys *sys, int which, const char *path, char *buf, size_t cap)
 {
-	struct stat st;
-	size_t got = 0;
-	ssize_t r;
-	char extra;
+	long len;
 	int fd;
 
 	(void)sys;
@@ -1104,30 +1739,9 @@ long fp_read_file(const struct fp_sys *sys, int which, const char *path, char *b
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return errno == ENOENT ? FP_READ_ENOENT : FP_READ_FAIL;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-		goto fail;
-	while (got < cap) {
-		r = read(fd, buf + got, cap - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			goto fail;
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	if (got == cap) {
-		do
-			r = read(fd, &extra, 1);
-		while (r < 0 && errno == EINTR);
-		if (r != 0)
-			goto fail; /* too long, or an error */
-	}
+	len = read_regular(fd, buf, cap);
 	close(fd);
-	return (long)got;
-fail:
-	close(fd);
-	return FP_READ_FAIL;
+	return len < 0 ? FP_READ_FAIL : len;
 }
 
 static int real_stat(const struct fp_sys *sys, const char *path, struct fp_stat *out)
@@ -1150,6 +1764,60 @@ static int real_exists(const struct fp_sys *sys, const char *path)
 	(void)sys;
 	/* Anything but "no such file" may be a pin the Go code finds. */
 	return lstat(path, &st) == 0 || errno != ENOENT;
+}
+
+/* The early runc while the constructor waits for it, for forward() (0:
+ * none, or it has exited). */
+static volatile pid_t forward_to;
+
+static void forward(int sig)
+{
+	int saved = errno;
+	pid_t pid = forward_to;
+
+	if (pid > 0)
+		kill(pid, sig);
+	errno = saved;
+}
+
+/* runc.Run's shortSignals: what a caller sends to stop or poke a process. */
+static const int short_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
+#define NSHORT ((int)(sizeof short_signals / sizeof short_signals[0]))
+
+/*
+ * finish_delete waits for the early runc, forwarding short_signals to it
+ * as runc.Wait would, and when runc deleted the container and fp_release
+ * released what it held, reaps runc and exits with its status (0). Else it
+ * returns with runc unreaped (waitid WNOWAIT: its pid stays taken, so a
+ * forwarded signal can never reach another process) and the caller's
+ * signal dispositions back: the Go code waits for it and releases.
+ */
+static void finish_delete(pid_t pid, const struct fp_plan *plan)
+{
+	struct sigaction fwd, old[NSHORT];
+	siginfo_t si;
+	int i, r, status;
+
+	memset(&fwd, 0, sizeof fwd);
+	fwd.sa_handler = forward;
+	fwd.sa_flags = SA_RESTART;
+	sigemptyset(&fwd.sa_mask);
+	forward_to = pid;
+	for (i = 0; i < NSHORT; i++)
+		sigaction(short_signals[i], &fwd, &old[i]);
+	do {
+		memset(&si, 0, sizeof si);
+		r = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT);
+	} while (r != 0 && errno == EINTR);
+	forward_to = 0;
+	/* A signal now is dropped: the release goes on to its end. */
+	if (r == 0 && si.si_code == CLD_EXITED && si.si_status == 0 && fp_release(plan->state_dir, plan->root, plan->id)) {
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	for (i = 0; i < NSHORT; i++)
+		sigaction(short_signals[i], &old[i], NULL);
 }
 
 /* The delete the constructor started (FP_SPAWN): runc's pid, and the
@@ -1265,6 +1933,7 @@ static void prefault_image(void)
 __attribute__((constructor)) static void fastpath(int argc, char **argv, char **envp)
 {
 	static const struct fp_sys sys = {fp_read_file, real_stat, real_exists, NULL};
+	static struct fp_plan plan; /* not on the stack: 8 KiB of paths */
 	char runtime[FP_PATH_MAX];
 	char *state = NULL;
 	long state_len = 0;
@@ -1274,7 +1943,7 @@ __attribute__((constructor)) static void fastpath(int argc, char **argv, char **
 
 	if (argc < 1)
 		goto out;
-	verdict = fp_decide(argv, envp, &sys, runtime, sizeof runtime, &state, &state_len);
+	verdict = fp_decide(argv, envp, &sys, runtime, sizeof runtime, &state, &state_len, &plan);
 	if (verdict == FP_GO)
 		goto out;
 	args = malloc(sizeof(char *) * ((size_t)argc + 1));
@@ -1296,6 +1965,11 @@ __attribute__((constructor)) static void fastpath(int argc, char **argv, char **
 		early_state = state;
 		early_state_len = state_len;
 		state = NULL;
+		if (plan.release) {
+			free(args);
+			finish_delete(pid, &plan);
+			args = NULL;
+		}
 	}
 	free(state);
 	free(args);

@@ -14,9 +14,11 @@ package main
 // pinned pool user namespace). The Go runtime's start-up alone costs several
 // milliseconds on a nested VM; those commands run for every container, and
 // exec for every exec probe. A delete of a container the wrapper did edit,
-// with a config file in effect, it starts runc for at once and returns: the
-// Go code (early.go) waits for that runc and then releases what the
-// container held. RUNC_USERNS_FASTPATH=0 in the environment turns both off.
+// with a config file in effect, it starts runc for at once; then, in the
+// usual case (see fp_release), it waits for runc and releases what the
+// container held itself, without the Go runtime; otherwise it returns and
+// the Go code (early.go) waits for that runc and then releases.
+// RUNC_USERNS_FASTPATH=0 in the environment turns all of it off.
 //
 // This file only lets the tests run the constructor's decision on bytes
 // and fake files (cgo cannot be used in _test.go files).
@@ -100,7 +102,7 @@ static int fp_decide_fake(char **argv, char **envp, struct fp_fake *fake, char *
 {
 	struct fp_sys sys = {fp_fake_read, fp_fake_stat, fp_fake_exists, fake};
 
-	return fp_decide(argv, envp, &sys, runtime, cap, state, state_len);
+	return fp_decide(argv, envp, &sys, runtime, cap, state, state_len, NULL);
 }
 */
 import "C"
@@ -239,6 +241,55 @@ func fastpathDecide(argv, env []string, sys fastpathSys) (v fastpathVerdict) {
 	v.stateRead = C.GoString(asked[C.FP_FILE_STATE])
 	v.specRead = C.GoString(asked[C.FP_FILE_SPEC])
 	return v
+}
+
+// fastpathRootHash is the C side's rootHash of root.
+func fastpathRootHash(root string) string {
+	c := C.CBytes([]byte(root))
+	defer C.free(c)
+	var out [13]C.char
+	C.fp_root_hash((*C.char)(c), C.size_t(len(root)), &out[0])
+	return C.GoString(&out[0])
+}
+
+// fastpathClaim is what the C side read of an in-flight marker's claim, or
+// of a pool record (Allocated aside; Members: how many, and the first).
+type fastpathClaim struct {
+	Owner        string
+	HostID, Size uint32
+	Root, Member string
+	Members      int
+	ok           bool
+}
+
+// fastpathParseClaim runs fp_parse_claim, or fp_parse_record with record.
+func fastpathParseClaim(data []byte, record bool) fastpathClaim {
+	c := C.CBytes(data)
+	defer C.free(c)
+	r := (*C.struct_fp_record)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_fp_record{}))))
+	defer C.free(unsafe.Pointer(r))
+	var out fastpathClaim
+	if record {
+		out.ok = C.fp_parse_record((*C.char)(c), C.size_t(len(data)), r) == 1
+		out.Members = int(r.nmembers)
+		out.Member = C.GoString(&r.member[0])
+	} else {
+		out.ok = C.fp_parse_claim((*C.char)(c), C.size_t(len(data)), &r.head) == 1
+		out.Member = C.GoString(&r.head.member[0])
+	}
+	out.Owner = C.GoString(&r.head.owner[0])
+	out.HostID, out.Size = uint32(r.head.host_id), uint32(r.head.size)
+	out.Root = C.GoString(&r.head.root[0])
+	return out
+}
+
+// fastpathRelease runs the constructor's release (fp_release).
+func fastpathRelease(stateDir, root, id string) bool {
+	cs, cr, ci := C.CString(stateDir), C.CString(root), C.CString(id)
+	defer C.free(unsafe.Pointer(cs))
+	defer C.free(unsafe.Pointer(cr))
+	defer C.free(unsafe.Pointer(ci))
+	return C.fp_release(cs, cr, ci) == 1
 }
 
 // fastpathReadFile runs the constructor's real reader: the file's bytes (at

@@ -66,6 +66,13 @@ early_start_taken() {
 	go_path_taken "$1"
 }
 
+# go_runtime_ran NAME: in the trace, the wrapper's own process (the first
+# line's) made a thread: its Go runtime started. A delete the constructor
+# released by itself (fp_release) makes none.
+go_runtime_ran() {
+	awk 'NR == 1 { pid = $1 } $1 == pid && /CLONE_THREAD/ { found = 1; exit } END { exit !found }' "$TESTDIR/$1.trace"
+}
+
 # go_path_taken NAME: the trace shows the Go runtime ran first.
 go_path_taken() {
 	if fast_path_taken "$1" 2>/dev/null; then
@@ -298,15 +305,83 @@ go_path_taken() {
 	run -0 --separate-stderr traced exec exec c1 cat /proc/self/uid_map
 	go_path_taken exec
 	[ "$(echo "$output" | awk '{print $2}')" -ge "$POOL_BASE" ]
-	# Running, no --force: runc's refusal, and the range stays.
+	# Running, no --force: runc's refusal, and the range stays (the Go
+	# code waits for runc's status).
 	run -1 traced running delete c1
 	early_start_taken running
+	go_runtime_ran running
 	[[ "$output" == *"running"* ]]
 	[ "$(pool_json | jq length)" = 1 ]
+	# The constructor releases the range itself: no Go runtime.
 	run -0 traced delete delete --force c1
 	early_start_taken delete
+	run ! go_runtime_ran delete
 	[ ! -e "$RUNC_ROOT/c1" ]
 	[ "$(pool_json | jq length)" = 0 ]
+	[ -z "$(test_mounts)" ]
+	[ -z "$(find "$STATE_DIR/pods" "$STATE_DIR/inflight" "$STATE_DIR/containers" -mindepth 1)" ]
+}
+
+@test "a pod's containers leave its range one by one, the last one returns it: all without the Go runtime" {
+	sb=$(pooled_bundle sb)
+	app=$(pooled_bundle app)
+	as_pod "$sb" sb sandbox
+	as_pod "$app" sb container
+	start_container "$sb" sb
+	start_container "$app" app
+	[ "$(pool_json | jq -c '.[0].members')" = '["sb","app"]' ]
+	run -0 traced app delete --force app
+	run ! go_runtime_ran app
+	[ "$(pool_json | jq -c '.[0].members')" = '["sb"]' ]
+	[ -n "$(find "$STATE_DIR/pods" -mindepth 1)" ]
+	run -0 traced sb delete --force sb
+	run ! go_runtime_ran sb
+	[ "$(pool_json | jq length)" = 0 ]
+	[ -z "$(test_mounts)" ]
+	[ -z "$(find "$STATE_DIR/pods" "$STATE_DIR/inflight" "$STATE_DIR/containers" -mindepth 1)" ]
+}
+
+@test "delete --debug of a pooled container goes through the Go code, which logs where its time went" {
+	b=$(pooled_bundle c1)
+	start_container "$b" c1
+	run -0 traced debug --debug --log "$TESTDIR/log" delete --force c1
+	go_runtime_ran debug
+	grep -q "container c1: delete took" "$TESTDIR/log"
+	[ "$(pool_json | jq length)" = 0 ]
+}
+
+@test "a signal to a delete while the constructor waits for runc reaches runc; the release follows" {
+	b=$(pooled_bundle c1)
+	start_container "$b" c1
+	# A runtime whose delete waits for SIGTERM, then deletes.
+	cat >"$TESTDIR/slow-runc" <<-EOF
+		#!/bin/sh
+		case " \$* " in
+		*" delete "*)
+			trap 'echo TERM >"$TESTDIR/got"; exec "$REAL_RUNC" "\$@"' TERM
+			touch "$TESTDIR/waiting"
+			for i in \$(seq 200); do sleep 0.05; done
+			exit 9 ;;
+		esac
+		exec "$REAL_RUNC" "\$@"
+	EOF
+	chmod +x "$TESTDIR/slow-runc"
+	write_config "$(jq -n --arg rt "$TESTDIR/slow-runc" '{runtime: $rt}')"
+	"$WRAPPER" --root "$RUNC_ROOT" delete --force c1 &
+	pid=$!
+	for i in $(seq 100); do
+		[ -e "$TESTDIR/waiting" ] && break
+		sleep 0.05
+	done
+	[ -e "$TESTDIR/waiting" ] || fail "the runtime's delete did not start"
+	kill -TERM "$pid"
+	status=0
+	wait "$pid" || status=$?
+	[ "$status" = 0 ]
+	[ "$(cat "$TESTDIR/got")" = TERM ]
+	[ ! -e "$RUNC_ROOT/c1" ]
+	[ "$(pool_json | jq length)" = 0 ]
+	[ -z "$(test_mounts)" ]
 }
 
 @test "a caller that ignores SIGCHLD: delete of a userns container starts runc from the Go code, and succeeds" {
