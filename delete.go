@@ -120,7 +120,9 @@ func (a *app) delete() int {
 // pod's user namespace. Idempotent: containerd calls delete more than once,
 // and the constructor's fp_release (fastpath_linux.c), which does the same
 // steps in the same order for the usual case without the Go runtime,
-// leaves whatever it could not finish to this.
+// leaves whatever it could not finish to this. (fp_release finds the owner
+// in the container's in-flight claim, not in the stamp: it also releases a
+// container whose stamp this call would ignore as unverifiable.)
 //
 // The in-flight marker goes last: a delete that found no state.json holds
 // its lock meanwhile (holdForRelease), and a lock excludes a create of the

@@ -335,8 +335,9 @@ static int key(struct json *j, const char **s, size_t *n)
 	return str(j, s, n, &esc) && !esc && eat(j, ':');
 }
 
-/* u32 reads what encoding/json stores in a uint32: digits only. */
-static int u32(struct json *j)
+/* u32_value reads what encoding/json stores in a uint32, digits only,
+ * into *out. */
+static int u32_value(struct json *j, unsigned int *out)
 {
 	unsigned long long v = 0;
 
@@ -350,7 +351,15 @@ static int u32(struct json *j)
 		if (v > 0xffffffffULL)
 			return 0;
 	}
+	*out = (unsigned int)v;
 	return !(j->p < j->end && (*j->p == '.' || *j->p == 'e' || *j->p == 'E'));
+}
+
+static int u32(struct json *j)
+{
+	unsigned int v;
+
+	return u32_value(j, &v);
 }
 
 /* literal reads lit (true, false, null) where the value starts. */
@@ -1178,11 +1187,19 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
  * It trusts the marker's claim, not the stamp: the claim is what the pool
  * recorded for this container, in the configured state dir only root
  * writes to, and the record it names must agree (owner, host ID, root,
- * member). It reads no other record: damage elsewhere in the pool is found
- * by the next call through the Go code, as a crash between two calls
- * would leave it. The temporary files a killed writer leaves are the Go
- * code's to remove (the pool's next exclusive call, or a delete that finds
- * them and returns here).
+ * member). So where delete.go would release nothing and warn, a stamp that
+ * does not verify (the key made again, say), it releases by the claim: the
+ * pool's own record of the container, which the Go code's `pool gc` would
+ * reclaim later anyway. Every check that can decline comes before the
+ * first change but the staging directories' (idempotent, and not what the
+ * Go code needs the stamp for): from the pool record's removal on, the only
+ * failures left are system calls failing on our own files, after which the
+ * Go code, handed the rest, finishes only with a verified stamp, as after a
+ * crash at that point. It reads no other record: damage elsewhere in the
+ * pool is found by the next call through the Go code, as a crash between
+ * two calls would leave it. The temporary files a killed writer leaves
+ * are the Go code's to remove (the pool's next exclusive call, or a delete
+ * that finds them and returns here).
  */
 
 /* SHA-256 (FIPS 180-4): layout.go's rootHash names a runc root by the
@@ -1255,10 +1272,10 @@ void fp_root_hash(const char *root, size_t n, char out[13])
 	out[12] = '\0';
 }
 
-/* plain reads a string with no escape into out (cap bytes, NUL-ended).
- * ASCII only: encoding/json replaces invalid UTF-8, so a byte past ASCII
- * may not be what Go reads (and Go writes every string it cannot keep as
- * is with an escape). */
+/* plain reads a string with no escape into out (cap bytes, NUL-ended):
+ * printable ASCII but for <, > and &. encoding/json replaces invalid
+ * UTF-8 (a byte past ASCII may not be what Go reads), and writes those
+ * three escaped: every string plain accepts, Go writes back as it is. */
 static int plain(struct json *j, char *out, size_t cap)
 {
 	const char *s;
@@ -1268,23 +1285,10 @@ static int plain(struct json *j, char *out, size_t cap)
 	if (!str(j, &s, &n, &esc) || esc || n >= cap)
 		return 0;
 	for (i = 0; i < n; i++)
-		if ((unsigned char)s[i] >= 0x80)
+		if ((unsigned char)s[i] >= 0x80 || s[i] == '<' || s[i] == '>' || s[i] == '&')
 			return 0;
 	memcpy(out, s, n);
 	out[n] = '\0';
-	return 1;
-}
-
-/* u32 for a value kept: what u32() accepts, its value in *v. */
-static int u32_value(struct json *j, unsigned int *v)
-{
-	const char *start;
-
-	ws(j);
-	start = j->p;
-	if (!u32(j))
-		return 0;
-	*v = (unsigned int)strtoul(start, NULL, 10);
 	return 1;
 }
 
@@ -1373,11 +1377,60 @@ static int record_member(struct json *j, const char *k, size_t n, void *arg)
 
 /* fp_parse_record reads a pool record (pool/records.go's encodeRecord:
  * one JSON object and a newline). */
+/* number_at: the n decimal digits at t. */
+static int number_at(const char *t, int n)
+{
+	int v = 0;
+
+	while (n-- > 0)
+		v = v * 10 + (*t++ - '0');
+	return v;
+}
+
+/* utc_seconds: t is a time as the pool writes one (UTC, whole seconds:
+ * 2006-01-02T15:04:05Z), a valid date, which time.Time reads. */
+static int utc_seconds(const char *t)
+{
+	static const char shape[] = "dddd-dd-ddTdd:dd:ddZ";
+	static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int i, y, mo, d;
+
+	if (strlen(t) != sizeof shape - 1)
+		return 0;
+	for (i = 0; shape[i]; i++)
+		if (shape[i] == 'd' ? !(t[i] >= '0' && t[i] <= '9') : t[i] != shape[i])
+			return 0;
+	y = number_at(t, 4), mo = number_at(t + 5, 2), d = number_at(t + 8, 2);
+	if (mo < 1 || mo > 12 || d < 1 || number_at(t + 11, 2) > 23 || number_at(t + 14, 2) > 59 ||
+	    number_at(t + 17, 2) > 59)
+		return 0;
+	return d <= days[mo - 1] + (mo == 2 && y % 4 == 0 && (y % 100 != 0 || y % 400 == 0));
+}
+
+/* distinct_members: no member empty or listed twice (checkRecord). */
+static int distinct_members(const struct fp_record *r)
+{
+	const char *a, *b;
+	int i, k;
+
+	for (i = 0, a = r->members; i < r->nmembers; i++, a += strlen(a) + 1) {
+		if (!*a)
+			return 0;
+		for (k = 0, b = r->members; k < i; k++, b += strlen(b) + 1)
+			if (strcmp(a, b) == 0)
+				return 0;
+	}
+	return 1;
+}
+
 int fp_parse_record(const char *raw, size_t len, struct fp_record *r)
 {
 	memset(r, 0, sizeof *r);
-	/* members is omitted when empty: such a record is the Go code's. */
-	return whole_object(raw, len, record_member, r) && r->head.seen == 63;
+	/* members is omitted when empty: such a record is the Go code's; so
+	 * is one decodeRecord calls damage (checkRecord, at its own size). */
+	return whole_object(raw, len, record_member, r) && r->head.seen == 63 && r->nmembers > 0 && r->head.owner[0] &&
+	       r->head.size > 0 && (unsigned long long)r->head.host_id + r->head.size <= 0xffffffffULL &&
+	       distinct_members(r) && utc_seconds(r->allocated);
 }
 
 /* path_join writes dir "/" name into out (cap bytes); out may be dir. */
@@ -1529,6 +1582,23 @@ static int remove_staged(const char *cdir)
 	return 1;
 }
 
+static const char *const pod_files[] = {"userns", "mapping", "cgroup", NULL};
+
+/* pod_dir names owner's pod directory in dir (FP_PATH_MAX bytes). */
+static int pod_dir(char *dir, const char *state_dir, const char *owner)
+{
+	return path_join(dir, FP_PATH_MAX, state_dir, "pods") && path_join(dir, FP_PATH_MAX, dir, owner);
+}
+
+/* pod_dir_plain: owner's pod directory holds only the pin, its mapping and
+ * the cgroup file (or is gone). */
+static int pod_dir_plain(const char *state_dir, const char *owner)
+{
+	char dir[FP_PATH_MAX];
+
+	return pod_dir(dir, state_dir, owner) && only_names(dir, pod_files);
+}
+
 /* append_str appends s to buf (cap bytes, *n used). */
 static int append_str(char *buf, size_t cap, size_t *n, const char *s)
 {
@@ -1584,7 +1654,7 @@ static int rewrite_record(const char *path, const char *name, const struct fp_re
 		return 0;
 	if (snprintf(tmp, sizeof tmp, "%.*s.%s.tmp", (int)(strrchr(path, '/') + 1 - path), path, name) >= (int)sizeof tmp)
 		return 0;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return 0;
 	while (w < n) {
@@ -1652,7 +1722,11 @@ static int pool_leave(const char *state_dir, const struct fp_claim *claim, const
 	if (strcmp(r.head.owner, claim->owner) != 0 || r.head.host_id != claim->host_id || strcmp(r.head.root, root) != 0)
 		goto out; /* not what the claim says */
 	if (r.nmembers == 1 && strcmp(r.member, id) == 0) {
-		if (unlink(rec) != 0)
+		/* The pin goes next: the pod directory must hold nothing
+		 * unpin_pod leaves to the Go code, checked before the record
+		 * goes (the Go code, given the release from here, names the
+		 * owner from the stamp, which it may not be able to verify). */
+		if (!pod_dir_plain(state_dir, claim->owner) || unlink(rec) != 0)
 			goto out;
 		*freed = 1;
 	} else if (!rewrite_record(rec, name, &r, id)) {
@@ -1668,12 +1742,11 @@ out:
  * the pin, its mapping and the cgroup file. */
 static int unpin_pod(const char *state_dir, const char *owner)
 {
-	static const char *const files[] = {"userns", "mapping", "cgroup", NULL};
-	char pods[FP_PATH_MAX], dir[FP_PATH_MAX], path[FP_PATH_MAX];
+	const char *const *files = pod_files;
+	char dir[FP_PATH_MAX], path[FP_PATH_MAX];
 	int i;
 
-	if (!path_join(pods, sizeof pods, state_dir, "pods") || !path_join(dir, sizeof dir, pods, owner) ||
-	    !only_names(dir, files))
+	if (!pod_dir(dir, state_dir, owner) || !only_names(dir, files))
 		return 0;
 	if (!path_join(path, sizeof path, dir, "userns") || !detach(path))
 		return 0;
@@ -1790,7 +1863,10 @@ static const int short_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, S
  * released what it held, reaps runc and exits with its status (0). Else it
  * returns with runc unreaped (waitid WNOWAIT: its pid stays taken, so a
  * forwarded signal can never reach another process) and the caller's
- * signal dispositions back: the Go code waits for it and releases.
+ * signal dispositions back: the Go code waits for it and releases. A
+ * signal that arrives after runc has exited is dropped, as the Go code
+ * drops it (runc.Run): the release goes on to its end (a pool lock that
+ * never comes, there as in Go, yields to SIGKILL only).
  */
 static void finish_delete(pid_t pid, const struct fp_plan *plan)
 {
@@ -1810,7 +1886,6 @@ static void finish_delete(pid_t pid, const struct fp_plan *plan)
 		r = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT);
 	} while (r != 0 && errno == EINTR);
 	forward_to = 0;
-	/* A signal now is dropped: the release goes on to its end. */
 	if (r == 0 && si.si_code == CLD_EXITED && si.si_status == 0 && fp_release(plan->state_dir, plan->root, plan->id)) {
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;

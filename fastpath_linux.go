@@ -98,11 +98,11 @@ static const char *fp_stamp_key(void)
 }
 
 static int fp_decide_fake(char **argv, char **envp, struct fp_fake *fake, char *runtime, size_t cap,
-			  char **state, long *state_len)
+			  char **state, long *state_len, struct fp_plan *plan)
 {
 	struct fp_sys sys = {fp_fake_read, fp_fake_stat, fp_fake_exists, fake};
 
-	return fp_decide(argv, envp, &sys, runtime, cap, state, state_len, NULL);
+	return fp_decide(argv, envp, &sys, runtime, cap, state, state_len, plan);
 }
 */
 import "C"
@@ -158,6 +158,10 @@ type fastpathVerdict struct {
 	stateRead string // the state.json path it tried to read ("" for none)
 	state     []byte // verdictSpawn: the state.json bytes it keeps for the Go code
 	specRead  string // the config.json path it tried to read ("" for none)
+	// verdictSpawn: whether the constructor would release by itself
+	// (fp_release), and in which state dir, for which root and ID.
+	release               bool
+	relState, relRoot, id string
 }
 
 // fastpathDecide runs the constructor's decision on argv and env, with sys
@@ -230,7 +234,13 @@ func fastpathDecide(argv, env []string, sys fastpathSys) (v fastpathVerdict) {
 	frees = append(frees, unsafe.Pointer(rt))
 	var state *C.char
 	var stateLen C.long
-	v.kind = int(C.fp_decide_fake(cvec(argv), cvec(env), fake, rt, C.FP_PATH_MAX, &state, &stateLen))
+	plan := (*C.struct_fp_plan)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_fp_plan{}))))
+	frees = append(frees, unsafe.Pointer(plan))
+	v.kind = int(C.fp_decide_fake(cvec(argv), cvec(env), fake, rt, C.FP_PATH_MAX, &state, &stateLen, plan))
+	if plan.release != 0 {
+		v.release = true
+		v.relState, v.relRoot, v.id = C.GoString(&plan.state_dir[0]), C.GoString(&plan.root[0]), C.GoString(&plan.id[0])
+	}
 	if v.kind != verdictGo {
 		v.runtime = C.GoString(rt)
 	}

@@ -63,6 +63,16 @@ func TestFastReleaseParse(t *testing.T) {
 		{"record, a member not a string", true, `{"owner":"o","hostID":1,"size":1,"root":"/r","allocated":"t","members":[1]}`, fastpathClaim{}},
 		{"record, no allocated", true, `{"owner":"o","hostID":1,"size":1,"root":"/r","members":["c"]}`, fastpathClaim{}},
 		{"record, two objects", true, rec("c1") + rec("c1"), fastpathClaim{}},
+		{"record, a member twice", true, rec("c1", "c1"), fastpathClaim{}},
+		{"record, an empty member", true, rec("c1", ""), fastpathClaim{}},
+		{"record, size 0", true, `{"owner":"o","hostID":1,"size":0,"root":"/r","allocated":"2025-11-22T10:50:00Z","members":["c"]}`, fastpathClaim{}},
+		{"record, IDs past (uid_t)-1", true, `{"owner":"o","hostID":4294901760,"size":65536,"root":"/r","allocated":"2025-11-22T10:50:00Z","members":["c"]}`, fastpathClaim{}},
+		{"record, no owner", true, `{"owner":"","hostID":1,"size":1,"root":"/r","allocated":"2025-11-22T10:50:00Z","members":["c"]}`, fastpathClaim{}},
+		{"record, 30 February", true, `{"owner":"o","hostID":1,"size":1,"root":"/r","allocated":"2025-02-30T10:50:00Z","members":["c"]}`, fastpathClaim{}},
+		{"record, 29 February of a leap year", true, `{"owner":"o","hostID":1,"size":1,"root":"/r","allocated":"2024-02-29T23:59:59Z","members":["c"]}`, fastpathClaim{Owner: "o", HostID: 1, Size: 1, Root: "/r", Member: "c", Members: 1, ok: true}},
+		{"record, a time not in UTC", true, `{"owner":"o","hostID":1,"size":1,"root":"/r","allocated":"2025-11-22T10:50:00+01:00","members":["c"]}`, fastpathClaim{}},
+		{"record, a time with a fraction", true, `{"owner":"o","hostID":1,"size":1,"root":"/r","allocated":"2025-11-22T10:50:00.5Z","members":["c"]}`, fastpathClaim{}},
+		{"record, & in the root (Go writes it escaped)", true, `{"owner":"o","hostID":1,"size":1,"root":"/r&s","allocated":"2025-11-22T10:50:00Z","members":["c"]}`, fastpathClaim{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -81,14 +91,14 @@ func TestFastReleaseParse(t *testing.T) {
 }
 
 // FuzzFastReleaseParse: whatever the C side reads as a claim or a record,
-// encoding/json reads alike (the same fields; a record's members too).
-// The C side does not read a record's allocated time: it only checks it is
-// a string.
+// encoding/json reads alike (the same fields; a record's members too), and
+// a record it reads is one the pool would not call damage (checkRecord's
+// rules at the record's own size, its allocated time a time).
 func FuzzFastReleaseParse(f *testing.F) {
 	claim, _ := json.Marshal(inflightRecord{Owner: "pod1", HostID: 7, Size: 65536, Root: "/run/x", Member: "c1"})
 	f.Add(claim, false)
 	f.Add([]byte(`{"owner":"o","hostID":1,"size":1,"root":"/r","allocated":"2025-11-22T10:50:00Z","members":["c","d"]}`+"\n"), true)
-	f.Add([]byte(`{"owner":"o","hostID":1,"size":1,"root":"/r","allocated":"","members":["c"]}`), true)
+	f.Add([]byte(`{"owner":"o","hostID":1,"size":1,"root":"/r","allocated":"2024-02-29T00:00:00Z","members":["c"]}`), true)
 	f.Fuzz(func(t *testing.T, data []byte, record bool) {
 		got := fastpathParseClaim(data, record)
 		if !got.ok {
@@ -96,16 +106,19 @@ func FuzzFastReleaseParse(f *testing.F) {
 		}
 		var want fastpathClaim
 		if record {
-			var a struct {
-				Owner     string   `json:"owner"`
-				HostID    uint32   `json:"hostID"`
-				Size      uint32   `json:"size"`
-				Root      string   `json:"root"`
-				Allocated string   `json:"allocated"`
-				Members   []string `json:"members"`
-			}
+			var a pool.Allocation
 			if err := json.Unmarshal(data, &a); err != nil {
 				t.Fatalf("C read record %q, encoding/json refuses it: %v", data, err)
+			}
+			seen := map[string]bool{}
+			for _, m := range a.Members {
+				if m == "" || seen[m] {
+					t.Fatalf("C read record %q: member %q empty or twice", data, m)
+				}
+				seen[m] = true
+			}
+			if a.Owner == "" || a.Size == 0 || uint64(a.HostID)+uint64(a.Size) > 1<<32-1 {
+				t.Fatalf("C read record %q: owner, size or range is damage", data)
 			}
 			want = fastpathClaim{Owner: a.Owner, HostID: a.HostID, Size: a.Size, Root: a.Root, Members: len(a.Members), ok: true}
 			if len(a.Members) > 0 {
@@ -235,6 +248,7 @@ func TestFastRelease(t *testing.T) {
 		release string   // the one deleted
 		prep    prep     // done to both twins
 		cOK     bool     // fp_release does it all
+		after   prep     // checks the C twin when fp_release declined, before Go goes on
 	}{
 		{name: "the pod's only container", ids: []string{"sb"}, release: "sb", cOK: true},
 		{name: "the pod's last container, not its sandbox", ids: []string{"sb", "app"}, release: "app",
@@ -259,8 +273,14 @@ func TestFastRelease(t *testing.T) {
 			}},
 		{name: "a temp file in the pod dir", ids: []string{"sb"}, release: "sb",
 			prep: func(t *testing.T, stateDir, root string) {
-				writeFile(t, layout(stateDir).mapping("sb")+"", "y")
 				writeFile(t, filepath.Join(layout(stateDir).podDir("sb"), ".mapping.tmp-123"), "")
+			},
+			// Declined before the record went: the Go code, handed the
+			// rest, must find the range still taken and the pin with it.
+			after: func(t *testing.T, stateDir, root string) {
+				if _, err := os.Stat(filepath.Join(stateDir, pool.RecordDir, "2147483648-sb")); err != nil {
+					t.Errorf("the record went before fp_release declined: %v", err)
+				}
 			}},
 		{name: "an older release's pool.json", ids: []string{"sb"}, release: "sb",
 			prep: func(t *testing.T, stateDir, root string) {
@@ -286,6 +306,9 @@ func TestFastRelease(t *testing.T) {
 				t.Fatalf("fp_release = %v, want %v", ok, c.cOK)
 			}
 			if !c.cOK {
+				if c.after != nil {
+					c.after(t, cState, cRoot)
+				}
 				goRelease(t, cState, cRoot, c.release, owner)
 			}
 			goRelease(t, gState, gRoot, c.release, owner)
@@ -363,5 +386,49 @@ func removeAll(t *testing.T, path string) {
 	t.Helper()
 	if err := os.RemoveAll(path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// When the constructor releases by itself, and where: only for the early
+// delete, with the state dir the Go code would use (config.Load's default
+// when unset), never with --debug, under fault injection, or with a state
+// dir or root the Go code would clean into another path.
+func TestFastReleasePlan(t *testing.T) {
+	const cfg = "/cfg.json"
+	env := []string{"PATH=/usr/sbin", "RUNC_USERNS_CONFIG=" + cfg}
+	sys := func(config, statePath string) fastpathSys {
+		return fastpathSys{configPath: cfg, config: []byte(config), files: fpFiles, statePath: statePath, state: []byte(fpStamped)}
+	}
+	withSD := `{"runtime": "/opt/runc", "stateDir": "/var/run/ru"}`
+	cases := []struct {
+		name  string
+		argv  []string
+		env   []string
+		sys   fastpathSys
+		state string // the plan's state dir; "" for no release by the constructor
+		root  string
+	}{
+		{"the configured state dir", []string{"--root", "/r", "delete", "c"}, env, sys(withSD, "/r/c/state.json"), "/var/run/ru", "/r"},
+		{"the default state dir", []string{"delete", "--force", "c"}, env, sys(`{"runtime": "/opt/runc"}`, "/run/runc/c/state.json"), "/run/runc-userns", "/run/runc"},
+		{"--debug", []string{"--debug", "--root", "/r", "delete", "c"}, env, sys(withSD, "/r/c/state.json"), "", ""},
+		{"--debug=false (left to Go all the same)", []string{"--debug=false", "--root", "/r", "delete", "c"}, env, sys(withSD, "/r/c/state.json"), "", ""},
+		{"a kill-at fault test", []string{"--root", "/r", "delete", "c"}, append(env, "RUNC_USERNS_TEST_KILL_AT=released"), sys(withSD, "/r/c/state.json"), "", ""},
+		{"a stop-at fault test", []string{"--root", "/r", "delete", "c"}, append(env, "RUNC_USERNS_TEST_STOP_AT=released"), sys(withSD, "/r/c/state.json"), "", ""},
+		{"a state dir Go would clean", []string{"--root", "/r", "delete", "c"}, env, sys(`{"stateDir": "/var/run/ru/"}`, "/r/c/state.json"), "", ""},
+		{"a state dir given twice", []string{"--root", "/r", "delete", "c"}, env, sys(`{"stateDir": "/a", "stateDir": "/b"}`, "/r/c/state.json"), "", ""},
+		{"a root Go would clean", []string{"--root", "/r/", "delete", "c"}, env, sys(withSD, "/r//c/state.json"), "", ""},
+		{"an unstamped container (a bare exec)", []string{"--root", "/r", "delete", "c"}, env, func() fastpathSys { s := sys(withSD, "/r/c/state.json"); s.state = []byte(fpState); return s }(), "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v := fastpathDecide(append([]string{"/usr/local/bin/runc-userns"}, c.argv...), c.env, c.sys)
+			if v.release != (c.state != "") || v.relState != c.state || v.relRoot != c.root || (v.release && v.id != "c") {
+				t.Errorf("release %v in %q for root %q, ID %q (verdict %d); want release %v in %q for root %q",
+					v.release, v.relState, v.relRoot, v.id, v.kind, c.state != "", c.state, c.root)
+			}
+			if v.release && v.kind != verdictSpawn {
+				t.Errorf("a release planned without an early runc (verdict %d)", v.kind)
+			}
+		})
 	}
 }
