@@ -1375,8 +1375,6 @@ static int record_member(struct json *j, const char *k, size_t n, void *arg)
 
 #undef ONCE
 
-/* fp_parse_record reads a pool record (pool/records.go's encodeRecord:
- * one JSON object and a newline). */
 /* number_at: the n decimal digits at t. */
 static int number_at(const char *t, int n)
 {
@@ -1423,6 +1421,8 @@ static int distinct_members(const struct fp_record *r)
 	return 1;
 }
 
+/* fp_parse_record reads a pool record (pool/records.go's encodeRecord:
+ * one JSON object and a newline). */
 int fp_parse_record(const char *raw, size_t len, struct fp_record *r)
 {
 	memset(r, 0, sizeof *r);
