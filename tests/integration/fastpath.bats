@@ -2,9 +2,11 @@
 # The pass-through fast path (fastpath_linux.c): state, kill, start and the
 # other bare pass-through commands, and delete and exec of a container the
 # wrapper never edited, exec runc before the Go runtime starts (no thread
-# is created before runc's execve); RUNC_USERNS_FASTPATH=0 gives the same
-# answers through the Go code; whatever the fast path is not sure of
-# (a container the wrapper edited among it) reaches the Go code.
+# is created before runc's execve); a delete of a container it edited
+# starts runc first and, in the usual case, releases what the container
+# held without the Go runtime (fp_release); RUNC_USERNS_FASTPATH=0 gives
+# the same answers through the Go code; whatever the fast path is not sure
+# of reaches the Go code.
 
 load helpers
 
