@@ -120,9 +120,11 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
  */
 int fp_release(const char *state_dir, const char *root, const char *id);
 
-/* For the tests: layout.go's rootHash of the n bytes of root (12 hex
+/* For the tests: the signals the constructor forwards to an early runc
+ * while it waits (*list, the count returned); layout.go's rootHash of the n bytes of root (12 hex
  * digits and a NUL), and the parsers of a marker's claim and a pool record
  * (1: parsed, every member once, nothing else). */
+int fp_short_signals(const int **list);
 void fp_root_hash(const char *root, size_t n, char out[13]);
 int fp_parse_claim(const char *raw, size_t len, struct fp_claim *c);
 int fp_parse_record(const char *raw, size_t len, struct fp_record *r);

@@ -1764,7 +1764,7 @@ int fp_release(const char *state_dir, const char *root, const char *id)
 	long len;
 	int fd, ok = 0, freed;
 
-	if (strlen(id) > FP_ID_MAX || !clean_abs(state_dir) || !clean_abs(root))
+	if (!valid_id(id) || !clean_abs(state_dir) || !clean_abs(root))
 		return 0;
 	fp_root_hash(root, strlen(root), hash);
 	snprintf(name, sizeof name, "%s-%s", hash, id);
@@ -1853,9 +1853,15 @@ static void forward(int sig)
 	errno = saved;
 }
 
-/* runc.Run's shortSignals: what a caller sends to stop or poke a process. */
+/* runc.ShortSignals: what a caller sends to stop or poke a process. */
 static const int short_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
 #define NSHORT ((int)(sizeof short_signals / sizeof short_signals[0]))
+
+int fp_short_signals(const int **list)
+{
+	*list = short_signals;
+	return NSHORT;
+}
 
 /*
  * finish_delete waits for the early runc, forwarding short_signals to it

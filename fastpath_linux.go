@@ -253,6 +253,18 @@ func fastpathDecide(argv, env []string, sys fastpathSys) (v fastpathVerdict) {
 	return v
 }
 
+// fastpathShortSignals are the signals the C side forwards to an early
+// runc while it waits for it.
+func fastpathShortSignals() []int {
+	var list *C.int
+	n := int(C.fp_short_signals(&list))
+	out := make([]int, n)
+	for i, s := range unsafe.Slice(list, n) {
+		out[i] = int(s)
+	}
+	return out
+}
+
 // fastpathRootHash is the C side's rootHash of root.
 func fastpathRootHash(root string) string {
 	c := C.CBytes([]byte(root))

@@ -8,11 +8,14 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
+	"github.com/runc-userns/runc-userns/internal/fault"
+	"github.com/runc-userns/runc-userns/internal/runc"
 	"github.com/runc-userns/runc-userns/pool"
 )
 
@@ -28,6 +31,18 @@ func TestFastpathRootHash(t *testing.T) {
 		if got, want := fastpathRootHash(root), rootHash(root); got != want {
 			t.Errorf("C rootHash(%q) = %s, Go %s", root, got, want)
 		}
+	}
+}
+
+// While it waits for an early delete's runc, the C side forwards the
+// signals runc.Wait would.
+func TestFastReleaseForwardsShortSignals(t *testing.T) {
+	var want []int
+	for _, s := range runc.ShortSignals {
+		want = append(want, int(s.(syscall.Signal)))
+	}
+	if got := fastpathShortSignals(); !reflect.DeepEqual(got, want) {
+		t.Errorf("the constructor forwards %v, runc.ShortSignals are %v", got, want)
 	}
 }
 
@@ -412,8 +427,8 @@ func TestFastReleasePlan(t *testing.T) {
 		{"the default state dir", []string{"delete", "--force", "c"}, env, sys(`{"runtime": "/opt/runc"}`, "/run/runc/c/state.json"), "/run/runc-userns", "/run/runc"},
 		{"--debug", []string{"--debug", "--root", "/r", "delete", "c"}, env, sys(withSD, "/r/c/state.json"), "", ""},
 		{"--debug=false (left to Go all the same)", []string{"--debug=false", "--root", "/r", "delete", "c"}, env, sys(withSD, "/r/c/state.json"), "", ""},
-		{"a kill-at fault test", []string{"--root", "/r", "delete", "c"}, append(env, "RUNC_USERNS_TEST_KILL_AT=released"), sys(withSD, "/r/c/state.json"), "", ""},
-		{"a stop-at fault test", []string{"--root", "/r", "delete", "c"}, append(env, "RUNC_USERNS_TEST_STOP_AT=released"), sys(withSD, "/r/c/state.json"), "", ""},
+		{"a kill-at fault test", []string{"--root", "/r", "delete", "c"}, append(env, fault.EnvKillAt+"=released"), sys(withSD, "/r/c/state.json"), "", ""},
+		{"a stop-at fault test", []string{"--root", "/r", "delete", "c"}, append(env, fault.EnvStopAt+"=released"), sys(withSD, "/r/c/state.json"), "", ""},
 		{"a state dir Go would clean", []string{"--root", "/r", "delete", "c"}, env, sys(`{"stateDir": "/var/run/ru/"}`, "/r/c/state.json"), "", ""},
 		{"a state dir given twice", []string{"--root", "/r", "delete", "c"}, env, sys(`{"stateDir": "/a", "stateDir": "/b"}`, "/r/c/state.json"), "", ""},
 		{"a root Go would clean", []string{"--root", "/r/", "delete", "c"}, env, sys(withSD, "/r//c/state.json"), "", ""},
@@ -430,5 +445,20 @@ func TestFastReleasePlan(t *testing.T) {
 				t.Errorf("a release planned without an early runc (verdict %d)", v.kind)
 			}
 		})
+	}
+}
+
+// An ID runc would refuse names nothing of ours: fp_release refuses it
+// before it builds a path from it.
+func TestFastReleaseRefusesAnInvalidID(t *testing.T) {
+	stateDir, root := releaseEnv(t, "sb")
+	before := tree(t, stateDir, root)
+	for _, id := range []string{"", "..", "../sb", "sb/../sb", "a b"} {
+		if fastpathRelease(stateDir, root, id) {
+			t.Errorf("fp_release(%q) = true", id)
+		}
+	}
+	if after := tree(t, stateDir, root); !reflect.DeepEqual(after, before) {
+		t.Errorf("fp_release of invalid IDs changed the state dir:\n%s", strings.Join(after, "\n"))
 	}
 }

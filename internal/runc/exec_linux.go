@@ -31,9 +31,11 @@ func Exec(path string, args []string) error {
 // us). A foreground `run` lives as long as its container, and runc
 // forwards every signal to the container: it forwards everything but
 // SIGCHLD (about runc itself) and SIGURG (the Go runtime's preemption
-// signal, sent to our own threads).
+// signal, sent to our own threads). ShortSignals is exported for the
+// C constructor's own forwarding while it waits for an early delete's runc
+// (fastpath_linux.c), which a test holds to this list.
 var (
-	shortSignals = []os.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SIGUSR1, unix.SIGUSR2}
+	ShortSignals = []os.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SIGUSR1, unix.SIGUSR2}
 	allSignals   = func() []os.Signal {
 		var list []os.Signal
 		for s := syscall.Signal(1); s <= 64; s++ {
@@ -50,7 +52,7 @@ var (
 )
 
 // Run starts the real runc as a child, forwards signals to it (all of them
-// with foreground, see shortSignals), waits, and returns the exit status
+// with foreground, see ShortSignals), waits, and returns the exit status
 // the caller should exit with. The child inherits everything Exec would
 // hand over: Go opens its own files with O_CLOEXEC, so the fds we
 // inherited stay inheritable.
@@ -75,7 +77,7 @@ func Run(path string, args []string, foreground bool) (int, error) {
 
 // Wait is Run for a runc at path that is already running as our child,
 // pid: started before the Go runtime was (the constructor's early delete).
-// It forwards shortSignals from now on.
+// It forwards ShortSignals from now on.
 func Wait(pid int, path string) (int, error) {
 	return forwardAndWait(pid, notify(false), path)
 }
@@ -90,7 +92,7 @@ func notify(foreground bool) chan os.Signal {
 	if foreground {
 		signal.Notify(sigs, allSignals...)
 	} else {
-		signal.Notify(sigs, shortSignals...)
+		signal.Notify(sigs, ShortSignals...)
 	}
 	return sigs
 }
