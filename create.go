@@ -814,22 +814,27 @@ func (c *creation) chownRootfs(src, staged string, root int) error {
 // detachStaged detaches a container's staging mounts (rootfs, bind
 // mounts, overlay layers); the files and directories stay. The bind mounts
 // and the layers sit on one mount each (idmap.StageDir), detached with
-// their contents in one umount; the entries are then tried one by one for
-// what an older create staged without it (an umount of a plain directory
-// fails at once, EINVAL).
+// their contents in one umount. Only below a directory that was not a
+// mount are the entries tried one by one, for what an older create staged
+// without StageDir (an umount of a plain directory fails at once, EINVAL,
+// but a dozen of them cost ~0.3 ms on a create's path).
 func detachStaged(lay layout, root, id string) error {
-	for _, dir := range stagingMounts(lay.containerDir(root, id)) {
-		if err := idmap.Detach(dir); err != nil {
+	for i, dir := range stagingMounts(lay.containerDir(root, id)) {
+		detached, err := idmap.DetachAll(dir)
+		if err != nil {
 			return err
 		}
-	}
-	entries, err := stagedEntries(lay, root, id)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if err := idmap.Detach(e); err != nil {
+		if detached || i == 0 { // the rootfs is one mount: nothing below it was staged
+			continue
+		}
+		list, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
+		}
+		for _, e := range list {
+			if err := idmap.Detach(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

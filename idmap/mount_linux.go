@@ -150,15 +150,24 @@ func StageDir(dir string) error {
 // Detach lazily unmounts whatever is mounted at path (MNT_DETACH: a
 // container that already holds it keeps its own copy).
 func Detach(path string) error {
+	_, err := DetachAll(path)
+	return err
+}
+
+// DetachAll is Detach, and says whether anything was mounted at path:
+// when it was, what was mounted below path went with it.
+func DetachAll(path string) (bool, error) {
+	detached := false
 	for {
 		err := unix.Unmount(path, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
 		switch {
 		case err == nil:
+			detached = true
 			continue // something may be stacked below: repeat until nothing is
 		case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOENT):
-			return nil
+			return detached, nil
 		default:
-			return fmt.Errorf("detach staging mount: %w", &os.PathError{Op: "umount", Path: path, Err: err})
+			return detached, fmt.Errorf("detach staging mount: %w", &os.PathError{Op: "umount", Path: path, Err: err})
 		}
 	}
 }

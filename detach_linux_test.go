@@ -1,0 +1,157 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/moby/sys/mountinfo"
+	"golang.org/x/sys/unix"
+
+	"github.com/runc-userns/runc-userns/idmap"
+)
+
+// TestDetachStaged: whatever a create staged, with StageDir (one mount per
+// staging directory, the entries below it) or as an older create did (each
+// entry a mount of its own in a plain directory), nothing of it is mounted
+// once detachStaged returns, and the files and directories stay.
+func TestDetachStaged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: bind mounts")
+	}
+	cases := []struct {
+		name     string
+		stageDir bool
+		stacked  bool // the rootfs mounted twice over itself
+	}{
+		{"StageDir", true, false},
+		{"older create, an entry per mount", false, false},
+		{"StageDir, stacked rootfs", true, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			base := t.TempDir()
+			src := filepath.Join(base, "src")
+			lay := layout(filepath.Join(base, "state"))
+			root, id := "/run/test-root", "c1"
+			cdir := lay.containerDir(root, id)
+			for _, d := range []string{src, lay.stagedRootfs(root, id), lay.mountsDir(root, id), lay.layersDir(root, id)} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(src, "file"), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { unmountBelow(t, base) })
+			bind := func(dst string) {
+				t.Helper()
+				if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			bind(lay.stagedRootfs(root, id))
+			if c.stacked {
+				bind(lay.stagedRootfs(root, id))
+			}
+			if c.stageDir {
+				for _, d := range []string{lay.mountsDir(root, id), lay.layersDir(root, id)} {
+					if err := idmap.StageDir(d); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for i := 0; i < 3; i++ {
+				dst := lay.stagedMount(root, id, i)
+				if err := os.Mkdir(dst, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				bind(dst)
+			}
+			if n := mountsBelow(t, cdir); n == 0 {
+				t.Fatal("nothing staged: the test set up nothing to detach")
+			}
+			if err := detachStaged(lay, root, id); err != nil {
+				t.Fatalf("detachStaged: %v", err)
+			}
+			if n := mountsBelow(t, cdir); n != 0 {
+				t.Errorf("%d mounts below %s after detachStaged, want none", n, cdir)
+			}
+			for _, p := range []string{lay.stagedRootfs(root, id), lay.stagedMount(root, id, 2)} {
+				if st, err := os.Stat(p); err != nil || !st.IsDir() {
+					t.Errorf("%s after detachStaged: %v; want the directory kept", p, err)
+				}
+			}
+		})
+	}
+}
+
+func mountsBelow(t *testing.T, dir string) int {
+	t.Helper()
+	ms, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ms)
+}
+
+// unmountBelow detaches what a failed test left mounted below dir,
+// deepest first.
+func unmountBelow(t *testing.T, dir string) {
+	ms, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	for i := len(ms) - 1; i >= 0; i-- {
+		if strings.HasPrefix(ms[i].Mountpoint, dir) {
+			_ = unix.Unmount(ms[i].Mountpoint, unix.MNT_DETACH)
+		}
+	}
+}
+
+// TestDetachAll: DetachAll says whether anything was mounted, and leaves
+// nothing mounted at the path, however many mounts were stacked there.
+func TestDetachAll(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: bind mounts")
+	}
+	cases := []struct {
+		name   string
+		mounts int
+		path   string // below the temp dir; "" the staged directory
+		want   bool
+	}{
+		{"a plain directory", 0, "", false},
+		{"one mount", 1, "", true},
+		{"three stacked", 3, "", true},
+		{"a missing path", 0, "missing", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			base := t.TempDir()
+			dir := filepath.Join(base, "staged")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { unmountBelow(t, base) })
+			for i := 0; i < c.mounts; i++ {
+				if err := unix.Mount(base, dir, "", unix.MS_BIND, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path := dir
+			if c.path != "" {
+				path = filepath.Join(base, c.path)
+			}
+			got, err := idmap.DetachAll(path)
+			if err != nil || got != c.want {
+				t.Errorf("DetachAll(%s) = %v, %v; want %v, nil", path, got, err, c.want)
+			}
+			if n := mountsBelow(t, base); n != 0 {
+				t.Errorf("%d mounts left below %s", n, base)
+			}
+		})
+	}
+}
