@@ -22,16 +22,16 @@ func Exec(path string, args []string) error {
 	return fmt.Errorf("exec %s: %w", path, err)
 }
 
-// Signals forwarded to runc. Notify registers each signal with a round
-// trip to the runtime's signal-mask thread: 0.3-0.8 ms for the six below
-// on the nested VM measured, several ms for all of them. A create or
-// delete is short and forwards what a caller sends to stop or poke a
-// process; any other signal takes its default action on us, as it would
+// Signals forwarded to runc. A create or delete is short and forwards
+// what a caller sends to stop or poke a process, by a C handler where
+// there is cgo (handlerForwarder); any other signal takes its default action on us, as it would
 // on runc (runc carries on, and delete --force or pool gc clean up after
 // us). A foreground `run` lives as long as its container, and runc
 // forwards every signal to the container: it forwards everything but
 // SIGCHLD (about runc itself) and SIGURG (the Go runtime's preemption
-// signal, sent to our own threads). ShortSignals is exported for the
+// signal, sent to our own threads), through os/signal, whose Notify makes
+// a round trip to the runtime's signal-mask thread per signal (several
+// ms for all of them on the nested VM measured). ShortSignals is exported for the
 // C constructor's own forwarding while it waits for an early delete's runc
 // (fastpath_linux.c), which a test holds to this list.
 var (
@@ -63,73 +63,105 @@ var (
 // ~0.5 ms a call on the nested VM measured), and a parent needs no pidfd
 // to signal its child safely (see forwardAndWait).
 func Run(path string, args []string, foreground bool) (int, error) {
-	sigs := notify(foreground)
+	fwd := newForwarder(foreground)
 	pid, err := syscall.ForkExec(path, append([]string{path}, args...), &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},
 	})
 	if err != nil {
+		fwd.stop()
 		return 1, fmt.Errorf("start %s: %w", path, err)
 	}
 	fault.Point(fault.RuncStarted)
-	return forwardAndWait(pid, sigs, path)
+	return forwardAndWait(pid, fwd, path)
 }
 
 // Wait is Run for a runc at path that is already running as our child,
 // pid: started before the Go runtime was (the constructor's early delete).
 // It forwards ShortSignals from now on.
 func Wait(pid int, path string) (int, error) {
-	return forwardAndWait(pid, notify(false), path)
+	return forwardAndWait(pid, newForwarder(false), path)
 }
 
-// notify starts catching the signals to forward. They stay caught until
-// the process exits (no signal.Stop): one arriving after runc has ended,
-// while we clean up after it, is dropped rather than killing us half-way,
-// and Stop would cost as much as Notify (a round trip to the runtime's
-// signal thread per signal).
-func notify(foreground bool) chan os.Signal {
-	sigs := make(chan os.Signal, 64)
+// forwarder passes the signals a caller sends us on to runc: caught from
+// its creation on, held until start, dropped after stop. Nothing undoes
+// the catching (no signal.Stop): one arriving after runc has ended, while
+// we clean up after it, is dropped rather than killing us half-way.
+type forwarder interface {
+	start(pid int) // runc runs as our child pid
+	stop()         // runc has exited (and is not reaped yet)
+}
+
+// newForwarder: ShortSignals by a C handler where there is cgo, else, and
+// for a foreground run (every signal), by os/signal.
+func newForwarder(foreground bool) forwarder {
 	if foreground {
-		signal.Notify(sigs, allSignals...)
-	} else {
-		signal.Notify(sigs, ShortSignals...)
+		return newNotifyForwarder(allSignals)
 	}
-	return sigs
+	if f := newHandlerForwarder(ShortSignals); f != nil {
+		return f
+	}
+	return newNotifyForwarder(ShortSignals)
 }
 
-// forwardAndWait forwards sigs to child pid until it has exited and
+// notifyForwarder forwards through os/signal and a goroutine.
+type notifyForwarder struct {
+	sigs chan os.Signal
+	done chan struct{}
+	mu   sync.Mutex
+	pid  int // 0 before start, -1 after stop
+}
+
+func newNotifyForwarder(list []os.Signal) *notifyForwarder {
+	f := &notifyForwarder{sigs: make(chan os.Signal, 64), done: make(chan struct{})}
+	signal.Notify(f.sigs, list...)
+	return f
+}
+
+func (f *notifyForwarder) start(pid int) {
+	f.mu.Lock()
+	f.pid = pid
+	f.mu.Unlock()
+	go func() {
+		for {
+			select {
+			case s := <-f.sigs:
+				f.mu.Lock()
+				if f.pid > 0 {
+					_ = syscall.Kill(f.pid, s.(syscall.Signal))
+				}
+				f.mu.Unlock()
+			case <-f.done:
+				return
+			}
+		}
+	}()
+}
+
+func (f *notifyForwarder) stop() {
+	f.mu.Lock()
+	started := f.pid > 0
+	f.pid = -1
+	f.mu.Unlock()
+	if started {
+		close(f.done)
+	}
+}
+
+// forwardAndWait forwards signals to child pid until it has exited and
 // returns its exit status (128+N when signal N killed it). The child is
 // waited for in two steps, as package os does: waitid with WNOWAIT leaves
 // it a zombie, whose pid no other process can take, until forwarding has
 // stopped; only then does wait4 reap it. So a signal never reaches another
 // process that took the pid.
-func forwardAndWait(pid int, sigs chan os.Signal, path string) (int, error) {
-	var mu sync.Mutex
-	exited := false
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case s := <-sigs:
-				mu.Lock()
-				if !exited {
-					_ = syscall.Kill(pid, s.(syscall.Signal))
-				}
-				mu.Unlock()
-			case <-done:
-				return
-			}
-		}
-	}()
-	defer close(done)
+func forwardAndWait(pid int, fwd forwarder, path string) (int, error) {
+	fwd.start(pid)
 	var info unix.Siginfo
 	err := eintr(func() error { return unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) })
+	fwd.stop()
 	if err != nil {
 		return 1, fmt.Errorf("wait for %s (pid %d): %w", path, pid, os.NewSyscallError("waitid", err))
 	}
-	mu.Lock()
-	exited = true
-	mu.Unlock()
 	var ws syscall.WaitStatus
 	if err := eintr(func() error { _, err := syscall.Wait4(pid, &ws, 0, nil); return err }); err != nil {
 		return 1, fmt.Errorf("wait for %s (pid %d): %w", path, pid, os.NewSyscallError("wait4", err))

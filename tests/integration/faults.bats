@@ -473,3 +473,34 @@ killed_joiner() {
 	wrapper delete --force target
 	[ "$(pool_json | jq length)" = 0 ]
 }
+
+@test "a SIGTERM to a pooled create while runc runs reaches runc; the wrapper exits with runc's status and gives everything back" {
+	local b pid status=0 i
+	# A runtime whose create waits for SIGTERM and exits 42 on it; what
+	# else it is asked it hands to runc.
+	cat >"$TESTDIR/slow-runc" <<-SCRIPT
+		#!/bin/bash
+		for a in "\$@"; do
+			if [ "\$a" = create ]; then
+				trap 'echo term >"$TESTDIR/slow-runc.term"; exit 42' TERM
+				touch "$TESTDIR/slow-runc.started"
+				for _ in \$(seq 300); do sleep 0.1; done
+				exit 1
+			fi
+		done
+		exec "$REAL_RUNC" "\$@"
+	SCRIPT
+	chmod +x "$TESTDIR/slow-runc"
+	write_config "$(jq -n --arg rt "$TESTDIR/slow-runc" '{runtime: $rt}')"
+	b=$(pooled_bundle t)
+	"$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" t </dev/null >"$TESTDIR/t.out" 2>&1 &
+	pid=$!
+	for i in $(seq 100); do [ -e "$TESTDIR/slow-runc.started" ] && break; sleep 0.1; done
+	[ -e "$TESTDIR/slow-runc.started" ] || fail "the runtime's create never started: $(cat "$TESTDIR/t.out")"
+	only_pod t
+	kill -TERM "$pid"
+	wait "$pid" || status=$?
+	[ "$status" = 42 ] || fail "create exited $status, want runc's 42: $(cat "$TESTDIR/t.out")"
+	[ -e "$TESTDIR/slow-runc.term" ] || fail "SIGTERM never reached the runtime"
+	nothing_left "a create whose runc a SIGTERM ended"
+}
