@@ -373,7 +373,7 @@ func (c *creation) do(doc *oci.Document) int {
 	// working directory. Whether the range stays taken depends on whether
 	// runc still has the container (it does not after a failed create, nor
 	// after a foreground run without --keep).
-	if err := detachStaged(c.lay, c.root, c.id); err != nil {
+	if err := detachStaged(c.lay, c.root, c.id, false); err != nil {
 		c.log.Warnf("container %s: %v", c.id, err)
 	}
 	// Likewise the pins of a container:<ID> target's namespaces: the
@@ -614,6 +614,11 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 				if err = mkdirTraversable(c.cfg.StateDir, dir); err != nil {
 					return nil, err
 				}
+				// A leftover of a killed create would stay mounted below
+				// the StageDir, out of reach of the create's own detach.
+				if err = detachStagingDir(dir, true, true); err != nil {
+					return nil, err
+				}
 				// One mount for all: detachStaged drops them at once.
 				if err = idmap.StageDir(dir); err != nil {
 					return nil, err
@@ -755,7 +760,7 @@ func (c *creation) stageRootfs(src string, ns *os.File, root int) (string, error
 	if err := mkdirTraversable(c.cfg.StateDir, filepath.Dir(staged)); err != nil {
 		return "", err
 	}
-	if err := detachStaged(c.lay, c.root, c.id); err != nil { // a leftover of a killed create
+	if err := detachStaged(c.lay, c.root, c.id, true); err != nil { // a leftover of a killed create
 		return "", err
 	}
 	if err := os.Mkdir(staged, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
@@ -814,27 +819,37 @@ func (c *creation) chownRootfs(src, staged string, root int) error {
 // detachStaged detaches a container's staging mounts (rootfs, bind
 // mounts, overlay layers); the files and directories stay. The bind mounts
 // and the layers sit on one mount each (idmap.StageDir), detached with
-// their contents in one umount. Only below a directory that was not a
-// mount are the entries tried one by one, for what an older create staged
-// without StageDir (an umount of a plain directory fails at once, EINVAL,
-// but a dozen of them cost ~0.3 ms on a create's path).
-func detachStaged(lay layout, root, id string) error {
-	for i, dir := range stagingMounts(lay.containerDir(root, id)) {
-		detached, err := idmap.DetachAll(dir)
-		if err != nil {
+// their contents in one umount. What an older create staged without
+// StageDir sits on its own mounts below a plain directory: thorough tries
+// every entry below each staging directory, for a leftover of any create;
+// without it, only the entries below a directory that was not a mount
+// (an umount of a plain directory fails at once, EINVAL, but a dozen of
+// them cost ~0.3 ms), which is enough on the tail of a create that
+// cleaned up first (stageRootfs, planMounts).
+func detachStaged(lay layout, root, id string, thorough bool) error {
+	for _, dir := range stagingMounts(lay.containerDir(root, id)) {
+		nested := dir != lay.stagedRootfs(root, id) // the rootfs is one mount: nothing below it was staged
+		if err := detachStagingDir(dir, nested, thorough); err != nil {
 			return err
 		}
-		if detached || i == 0 { // the rootfs is one mount: nothing below it was staged
-			continue
-		}
-		list, err := os.ReadDir(dir)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+	}
+	return nil
+}
+
+// detachStagingDir detaches what is mounted at dir and, when nested, below
+// it (see detachStaged).
+func detachStagingDir(dir string, nested, thorough bool) error {
+	detached, err := idmap.DetachAll(dir)
+	if err != nil || !nested || (detached && !thorough) {
+		return err
+	}
+	list, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, e := range list {
+		if err := idmap.Detach(filepath.Join(dir, e.Name())); err != nil {
 			return err
-		}
-		for _, e := range list {
-			if err := idmap.Detach(filepath.Join(dir, e.Name())); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
@@ -844,7 +859,7 @@ func detachStaged(lay layout, root, id string) error {
 // files and directories. Never os.RemoveAll: an entry could still be a
 // mount of the container's image or of a volume.
 func removeStaged(lay layout, root, id string) error {
-	if err := detachStaged(lay, root, id); err != nil {
+	if err := detachStaged(lay, root, id, true); err != nil {
 		return err
 	}
 	entries, err := stagedEntries(lay, root, id)

@@ -15,19 +15,24 @@ import (
 // TestDetachStaged: whatever a create staged, with StageDir (one mount per
 // staging directory, the entries below it) or as an older create did (each
 // entry a mount of its own in a plain directory), nothing of it is mounted
-// once detachStaged returns, and the files and directories stay.
+// once detachStaged returns, and the files and directories stay. A
+// StageDir over an older create's entries (a killed create's leftovers)
+// needs the thorough form.
 func TestDetachStaged(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: bind mounts")
 	}
 	cases := []struct {
 		name     string
-		stageDir bool
+		older    bool // entries mounted one by one in a plain directory
+		stageDir bool // then a StageDir over the staging directories
 		stacked  bool // the rootfs mounted twice over itself
+		thorough bool
 	}{
-		{"StageDir", true, false},
-		{"older create, an entry per mount", false, false},
-		{"StageDir, stacked rootfs", true, true},
+		{name: "StageDir", stageDir: true},
+		{name: "older create, an entry per mount", older: true},
+		{name: "StageDir, stacked rootfs", stageDir: true, stacked: true},
+		{name: "StageDir over an older create's entries, thorough", older: true, stageDir: true, thorough: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -51,9 +56,22 @@ func TestDetachStaged(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			entries := func() {
+				t.Helper()
+				for i := 0; i < 3; i++ {
+					dst := lay.stagedMount(root, id, i)
+					if err := os.Mkdir(dst, 0o755); err != nil && !os.IsExist(err) {
+						t.Fatal(err)
+					}
+					bind(dst)
+				}
+			}
 			bind(lay.stagedRootfs(root, id))
 			if c.stacked {
 				bind(lay.stagedRootfs(root, id))
+			}
+			if c.older {
+				entries()
 			}
 			if c.stageDir {
 				for _, d := range []string{lay.mountsDir(root, id), lay.layersDir(root, id)} {
@@ -61,18 +79,12 @@ func TestDetachStaged(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-			}
-			for i := 0; i < 3; i++ {
-				dst := lay.stagedMount(root, id, i)
-				if err := os.Mkdir(dst, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				bind(dst)
+				entries()
 			}
 			if n := mountsBelow(t, cdir); n == 0 {
 				t.Fatal("nothing staged: the test set up nothing to detach")
 			}
-			if err := detachStaged(lay, root, id); err != nil {
+			if err := detachStaged(lay, root, id, c.thorough); err != nil {
 				t.Fatalf("detachStaged: %v", err)
 			}
 			if n := mountsBelow(t, cdir); n != 0 {

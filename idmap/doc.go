@@ -16,7 +16,9 @@
 //     shared nothing staged propagates into other mount namespaces, and
 //     detaching it later cannot propagate an unmount into a running
 //     container or onto the host.
-//   - Detach is idempotent (a path that is gone or not a mount is fine).
+//   - Detach is idempotent (a path that is gone or not a mount is fine);
+//     DetachAll also says whether anything was mounted there, and when it
+//     was, what was mounted below the path went with it.
 //
 // Kernel requirements: open_tree, move_mount (Linux >= 5.2), mount_setattr
 // with MOUNT_ATTR_IDMAP (Linux >= 5.12), and a source filesystem that

@@ -24,15 +24,16 @@ func Exec(path string, args []string) error {
 
 // Signals forwarded to runc. A create or delete is short and forwards
 // what a caller sends to stop or poke a process, by a C handler where
-// there is cgo (handlerForwarder); any other signal takes its default action on us, as it would
-// on runc (runc carries on, and delete --force or pool gc clean up after
-// us). A foreground `run` lives as long as its container, and runc
-// forwards every signal to the container: it forwards everything but
-// SIGCHLD (about runc itself) and SIGURG (the Go runtime's preemption
-// signal, sent to our own threads), through os/signal, whose Notify makes
-// a round trip to the runtime's signal-mask thread per signal (several
-// ms for all of them on the nested VM measured). ShortSignals is exported for the
-// C constructor's own forwarding while it waits for an early delete's runc
+// there is cgo (handlerForwarder); any other signal takes its default
+// action on us, as it would on runc (runc carries on, and delete --force
+// or pool gc clean up after us). A foreground `run` lives as long as its
+// container, and runc forwards every signal to the container: it
+// forwards everything but SIGCHLD (about runc itself) and SIGURG (the Go
+// runtime's preemption signal, sent to our own threads), through
+// os/signal, whose Notify makes a round trip to the runtime's signal-mask
+// thread per signal (several ms for all of them on the nested VM
+// measured). ShortSignals is exported for the C constructor's own
+// forwarding while it waits for an early delete's runc
 // (fastpath_linux.c), which a test holds to this list.
 var (
 	ShortSignals = []os.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SIGUSR1, unix.SIGUSR2}
@@ -155,9 +156,15 @@ func (f *notifyForwarder) stop() {
 // stopped; only then does wait4 reap it. So a signal never reaches another
 // process that took the pid.
 func forwardAndWait(pid int, fwd forwarder, path string) (int, error) {
-	fwd.start(pid)
 	var info unix.Siginfo
-	err := eintr(func() error { return unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) })
+	// Our child, or nothing is sent to it: Wait is given a pid.
+	err := eintr(func() error {
+		return unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	})
+	if err == nil && info.Signo == 0 { // running (Linux zeroes info when no child changed state)
+		fwd.start(pid)
+		err = eintr(func() error { return unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) })
+	}
 	fwd.stop()
 	if err != nil {
 		return 1, fmt.Errorf("wait for %s (pid %d): %w", path, pid, os.NewSyscallError("waitid", err))

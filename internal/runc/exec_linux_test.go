@@ -1,12 +1,12 @@
 package runc
 
 import (
-	"os"
-	"strconv"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Wait gives the exit status of a child started before the caller knew of
@@ -54,20 +54,21 @@ func TestWaitNotOurChild(t *testing.T) {
 // exec makes the sleep the process the signal kills).
 func TestForwardSignal(t *testing.T) {
 	cases := []struct {
-		name   string
-		sig    string
-		script string
-		want   int
+		name       string
+		sig        string
+		script     string
+		foreground bool
+		want       int
 	}{
-		{"trapped", "TERM", `trap "exit 7" TERM; kill -TERM $PPID; for i in $(seq 300); do sleep 0.01; done; exit 1`, 7},
-		{"default action", "USR1", `kill -USR1 $PPID; exec sleep 5`, 128 + int(syscall.SIGUSR1)},
+		{"trapped", "TERM", `trap "exit 7" TERM; kill -TERM $PPID; for i in $(seq 300); do sleep 0.01; done; exit 1`, false, 7},
+		{"default action", "USR1", `kill -USR1 $PPID; exec sleep 5`, false, 128 + int(syscall.SIGUSR1)},
 		// Not one of ShortSignals: only a foreground run forwards it
 		// (os/signal, notifyForwarder).
-		{"foreground", "ALRM", `kill -ALRM $PPID; exec sleep 5`, 128 + int(syscall.SIGALRM)},
+		{"foreground", "ALRM", `kill -ALRM $PPID; exec sleep 5`, true, 128 + int(syscall.SIGALRM)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := Run("/bin/sh", []string{"-c", c.script}, c.name == "foreground")
+			got, err := Run("/bin/sh", []string{"-c", c.script}, c.foreground)
 			if err != nil || got != c.want {
 				t.Errorf("Run with SIG%s sent to the parent = %d, %v; want %d (the signal forwarded)", c.sig, got, err, c.want)
 			}
@@ -76,55 +77,46 @@ func TestForwardSignal(t *testing.T) {
 }
 
 // A signal that comes before runc runs is held and sent once it does; one
-// that comes after runc has exited is dropped, not taken by us (SIGTERM's
-// default action would end the test binary).
+// that comes after runc has exited is dropped, not taken by us (SIGTERM's,
+// SIGALRM's default action would end the test binary). Each signal is
+// sent to the test's own thread (tgkill, the thread locked), so it is
+// handled before the call returns. The C handler stays installed for the
+// process: the os/signal case uses signals it never takes.
 func TestForwardHoldsAndDrops(t *testing.T) {
-	fwd := newForwarder(false)
-	if _, ok := fwd.(handlerForwarder); !ok {
-		t.Logf("forwarding through %T (no cgo)", fwd)
+	cases := []struct {
+		name          string
+		foreground    bool // notifyForwarder: every signal, through os/signal
+		before, after syscall.Signal
+	}{
+		{"C handler", false, syscall.SIGUSR2, syscall.SIGTERM},
+		{"os/signal", true, syscall.SIGALRM, syscall.SIGALRM},
 	}
-	if err := syscall.Kill(syscall.Getpid(), syscall.SIGUSR2); err != nil {
-		t.Fatal(err)
-	}
-	pid, err := syscall.ForkExec("/bin/sleep", []string{"sleep", "5"}, &syscall.ProcAttr{})
-	if err != nil {
-		fwd.stop()
-		t.Fatal(err)
-	}
-	got, err := forwardAndWait(pid, fwd, "/bin/sleep")
-	if want := 128 + int(syscall.SIGUSR2); err != nil || got != want {
-		t.Errorf("SIGUSR2 sent before the child ran: forwardAndWait = %d, %v; want %d (held, then forwarded)", got, err, want)
-	}
-	if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	// Had it not been dropped, the test binary would have died of it.
-	for deadline := time.Now().Add(10 * time.Second); pendingSignals(t)&(1<<(syscall.SIGTERM-1)) != 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("SIGTERM still pending after 10s")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// pendingSignals: the process's and this thread's pending signals
-// (/proc/thread-self/status, ShdPnd | SigPnd).
-func pendingSignals(t *testing.T) uint64 {
-	t.Helper()
-	b, err := os.ReadFile("/proc/thread-self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var set uint64
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, _ := strings.Cut(line, ":")
-		if k == "ShdPnd" || k == "SigPnd" {
-			n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			if err != nil {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			fwd := newForwarder(c.foreground)
+			if _, ok := fwd.(*notifyForwarder); ok != c.foreground {
+				t.Logf("forwarding through %T (no cgo)", fwd)
+			}
+			if err := unix.Tgkill(unix.Getpid(), unix.Gettid(), c.before); err != nil {
 				t.Fatal(err)
 			}
-			set |= n
-		}
+			// A child that dies of c.before (its default action), and of
+			// nothing else before 5 s.
+			pid, err := syscall.ForkExec("/bin/sleep", []string{"sleep", "5"}, &syscall.ProcAttr{})
+			if err != nil {
+				fwd.stop()
+				t.Fatal(err)
+			}
+			got, err := forwardAndWait(pid, fwd, "/bin/sleep")
+			if want := 128 + int(c.before); err != nil || got != want {
+				t.Errorf("%v sent before the child ran: forwardAndWait = %d, %v; want %d (held, then forwarded)", c.before, got, err, 128+int(c.before))
+			}
+			if err := unix.Tgkill(unix.Getpid(), unix.Gettid(), c.after); err != nil {
+				t.Fatal(err)
+			}
+			// Still here: dropped.
+		})
 	}
-	return set
 }

@@ -15,6 +15,13 @@ teardown() {
 		kill -CONT "$STOPPED_PID" 2>/dev/null || true
 		wait "$STOPPED_PID" 2>/dev/null || true
 	fi
+	# A test that failed half-way with a create in the background: the
+	# wrapper and its runtime go before the checks that nothing is left.
+	if [ -n "${KILL_PIDS:-}" ]; then
+		kill -KILL $KILL_PIDS 2>/dev/null || true
+		pkill -KILL -f "^/bin/bash $TESTDIR/" 2>/dev/null || true
+		wait $KILL_PIDS 2>/dev/null || true
+	fi
 	teardown_env
 }
 
@@ -493,13 +500,18 @@ killed_joiner() {
 	chmod +x "$TESTDIR/slow-runc"
 	write_config "$(jq -n --arg rt "$TESTDIR/slow-runc" '{runtime: $rt}')"
 	b=$(pooled_bundle t)
-	"$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" t </dev/null >"$TESTDIR/t.out" 2>&1 &
+	# fd 3 closed: bats waits for whatever holds it.
+	"$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" t </dev/null >"$TESTDIR/t.out" 2>&1 3>&- &
 	pid=$!
+	KILL_PIDS=$pid
 	for i in $(seq 100); do [ -e "$TESTDIR/slow-runc.started" ] && break; sleep 0.1; done
 	[ -e "$TESTDIR/slow-runc.started" ] || fail "the runtime's create never started: $(cat "$TESTDIR/t.out")"
 	only_pod t
 	kill -TERM "$pid"
+	for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$pid" 2>/dev/null && fail "create still running 10s after SIGTERM: $(cat "$TESTDIR/t.out")"
 	wait "$pid" || status=$?
+	KILL_PIDS=
 	[ "$status" = 42 ] || fail "create exited $status, want runc's 42: $(cat "$TESTDIR/t.out")"
 	[ -e "$TESTDIR/slow-runc.term" ] || fail "SIGTERM never reached the runtime"
 	nothing_left "a create whose runc a SIGTERM ended"
