@@ -406,6 +406,11 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 	if stamp.Mounts, err = json.Marshal(s.Mounts); err != nil {
 		return nil, nil, err
 	}
+	// What a killed create of this ID left mounted, before anything is
+	// staged again (at the tail only a fast detach runs: detachStaged).
+	if err := detachStaged(c.lay, c.root, c.id, true); err != nil {
+		return nil, nil, err
+	}
 	c.undo = append(c.undo, func() error { return removeStaged(c.lay, c.root, c.id) })
 	var mods []modifier
 	// A container:<ID> reference first: joining the target's PID namespace
@@ -614,11 +619,6 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 				if err = mkdirTraversable(c.cfg.StateDir, dir); err != nil {
 					return nil, err
 				}
-				// A leftover of a killed create would stay mounted below
-				// the StageDir, out of reach of the create's own detach.
-				if err = detachStagingDir(dir, true, true); err != nil {
-					return nil, err
-				}
 				// One mount for all: detachStaged drops them at once.
 				if err = idmap.StageDir(dir); err != nil {
 					return nil, err
@@ -760,9 +760,6 @@ func (c *creation) stageRootfs(src string, ns *os.File, root int) (string, error
 	if err := mkdirTraversable(c.cfg.StateDir, filepath.Dir(staged)); err != nil {
 		return "", err
 	}
-	if err := detachStaged(c.lay, c.root, c.id, true); err != nil { // a leftover of a killed create
-		return "", err
-	}
 	if err := os.Mkdir(staged, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", err
 	}
@@ -825,7 +822,7 @@ func (c *creation) chownRootfs(src, staged string, root int) error {
 // without it, only the entries below a directory that was not a mount
 // (an umount of a plain directory fails at once, EINVAL, but a dozen of
 // them cost ~0.3 ms), which is enough on the tail of a create that
-// cleaned up first (stageRootfs, planMounts).
+// cleaned up first (plan).
 func detachStaged(lay layout, root, id string, thorough bool) error {
 	for _, dir := range stagingMounts(lay.containerDir(root, id)) {
 		nested := dir != lay.stagedRootfs(root, id) // the rootfs is one mount: nothing below it was staged

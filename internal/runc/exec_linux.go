@@ -81,6 +81,11 @@ func Run(path string, args []string, foreground bool) (int, error) {
 // pid: started before the Go runtime was (the constructor's early delete).
 // It forwards ShortSignals from now on.
 func Wait(pid int, path string) (int, error) {
+	// Our child, or nothing is ever sent to pid.
+	var info unix.Siginfo
+	if err := eintr(func() error { return unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil) }); err != nil {
+		return 1, fmt.Errorf("wait for %s (pid %d): %w", path, pid, os.NewSyscallError("waitid", err))
+	}
 	return forwardAndWait(pid, newForwarder(false), path)
 }
 
@@ -156,15 +161,9 @@ func (f *notifyForwarder) stop() {
 // stopped; only then does wait4 reap it. So a signal never reaches another
 // process that took the pid.
 func forwardAndWait(pid int, fwd forwarder, path string) (int, error) {
+	fwd.start(pid)
 	var info unix.Siginfo
-	// Our child, or nothing is sent to it: Wait is given a pid.
-	err := eintr(func() error {
-		return unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-	})
-	if err == nil && info.Signo == 0 { // running (Linux zeroes info when no child changed state)
-		fwd.start(pid)
-		err = eintr(func() error { return unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) })
-	}
+	err := eintr(func() error { return unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) })
 	fwd.stop()
 	if err != nil {
 		return 1, fmt.Errorf("wait for %s (pid %d): %w", path, pid, os.NewSyscallError("waitid", err))
