@@ -8,8 +8,9 @@ BIN         := bin/runc-userns
 # urfave_cli_no_docs: leave out urfave/cli's man-page generator (blackfriday),
 # whose package initialisers cost ~0.4 ms on every call, pass-through included.
 # cgo for the pass-through fast path (fastpath_linux.c), libuserns's user
-# namespace holder (a CLONE_VM child, which Go cannot start) and the signal
-# handler that forwards to runc (internal/runc), linked statically so
+# namespace holder (a CLONE_VM child, which Go cannot start), the signal
+# handler that forwards to runc (internal/runc) and the Go runtime's memory
+# mapped in when it is mapped (populate_linux.c), linked statically so
 # that the binary runs on any node (contrib/kubernetes copies it there);
 # osusergo and netgo keep glibc's NSS (which cannot be linked statically)
 # out should net or os/user ever be imported; today neither is.

@@ -13,9 +13,7 @@ import (
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
 
-	// Tunes the runtime for a short-lived process (heap mapped in at
-	// once, one P); it imports only runtime and syscall, so it
-	// initialises before the other packages do.
+	// Runs the Go code on one P, as suits a short-lived process.
 	_ "github.com/runc-userns/runc-userns/internal/startup"
 )
 
