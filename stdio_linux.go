@@ -69,7 +69,11 @@ func privateNodes(fds []int, rdevs []uint64) error {
 	if err != nil {
 		return os.NewSyscallError("fsmount tmpfs", err)
 	}
-	defer unix.Close(mnt)
+	// Closing the last fd on the detached mount tree dissolves it, and
+	// that waits for an RCU grace period (0.2-0.9 ms on the VM measured,
+	// more under load): on another thread, while the runtime starts.
+	// The fd is close-on-exec, so the runtime never holds it either way.
+	defer func() { go unix.Close(mnt) }()
 	for i, fd := range fds {
 		// The name says, in the runtime's /proc/<pid>/fd, what the fd is.
 		name := fmt.Sprintf("runc-userns-stdio-%d", fd)
