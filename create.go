@@ -279,10 +279,11 @@ type creation struct {
 	root       string
 	lay        layout
 	pool       *pool.Pool
-	netjoin    netjoin    // the network namespace runc starts in (netjoin.go)
-	netSysctls netSysctls // written into a foreign network namespace before runc starts (netsysctl.go)
-	join       *pidJoin   // a resolved container:<ID> reference
-	marker     *os.File   // the locked in-flight marker (inflight.go)
+	netjoin    netjoin        // the network namespace runc starts in (netjoin.go)
+	netSysctls netSysctls     // written into a foreign network namespace before runc starts (netsysctl.go)
+	join       *pidJoin       // a resolved container:<ID> reference
+	feat       *runc.Features // the real runtime's (plan)
+	marker     *os.File       // the locked in-flight marker (inflight.go)
 	undo       []func() error
 }
 
@@ -345,7 +346,9 @@ func (c *creation) do(doc *oci.Document) int {
 		c.log.Infof("container %s: pod %s runs in user namespace %s, uid/gid 0-%d -> host %d-%d, rootfs idmapped at %s", c.id, stamp.Owner, stamp.UsernsPath, stamp.Size-1, stamp.HostID, uint64(stamp.HostID)+uint64(stamp.Size)-1, stamp.Staged)
 	}
 
-	if libuserns.HasUserns(doc.Spec) { // ours, or a joined pod's
+	// A user namespace (ours, or a joined pod's) whose runtime might
+	// chown stdio's host device nodes from the host side (stdio_linux.go).
+	if libuserns.HasUserns(doc.Spec) && !c.feat.StdioChownedInside {
 		fds, err := guardStdio()
 		if err != nil {
 			c.rollback()
@@ -399,6 +402,7 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	c.feat = feat
 	c.ph.mark("features")
 	stamp := &oci.Stamp{Version: 1, Root: c.root, StateDir: c.cfg.StateDir, Runtime: c.runtime}
 	// The caller's mounts, whichever step below edits them (idmap, sysfs,

@@ -25,6 +25,14 @@ type Features struct {
 	// before the other namespaces given by path (runc < 1.3), so it cannot
 	// join a namespace the joined user namespace does not own.
 	JoinsUsernsFirst bool `json:"joinsUsernsFirst"`
+	// StdioChownedInside: the runtime is runc (>= 1.1, which has
+	// `features`). Its init chowns the container's stdio to the
+	// container's user from inside the container's user namespace, skips
+	// /dev/null, and ignores EPERM (libcontainer's fixStdioPermissions):
+	// a host device node owned by an ID the user namespace does not map
+	// (host root, a system group: the pool maps none of them) stays as it
+	// is. crun 1.8.1 chowns it from the host side.
+	StdioChownedInside bool `json:"stdioChownedInside"`
 	// Version is the runtime's version from its features annotations.
 	Version string `json:"version"`
 	// Raw is the runtime's own features document.
@@ -52,7 +60,7 @@ func ParseFeatures(raw []byte) (*Features, error) {
 	}
 	f := &Features{Raw: append(json.RawMessage(nil), raw...)}
 	if v, ok := d.Annotations["org.opencontainers.runc.version"]; ok {
-		f.Version = v
+		f.Version, f.StdioChownedInside = v, true
 		major, minor, ok := parseVersion(v)
 		f.JoinsUsernsFirst = ok && (major < 1 || major == 1 && minor < 3)
 	}

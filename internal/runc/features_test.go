@@ -11,15 +11,16 @@ func TestParseFeatures(t *testing.T) {
 		raw           string
 		native, first bool
 		version       string
+		inside        bool // StdioChownedInside
 	}{
-		{"runc 1.1 (no mountExtensions)", `{"annotations":{"org.opencontainers.runc.version":"1.1.5+ds1"},"linux":{"namespaces":["user"]}}`, false, true, "1.1.5+ds1"},
-		{"runc 1.2 native idmap, old join order", `{"annotations":{"org.opencontainers.runc.version":"1.2.6"},"linux":{"mountExtensions":{"idmap":{"enabled":true}}}}`, true, true, "1.2.6"},
-		{"runc 1.3 rc", `{"annotations":{"org.opencontainers.runc.version":"1.3.0-rc.1"},"linux":{"mountExtensions":{"idmap":{"enabled":true}}}}`, true, false, "1.3.0-rc.1"},
-		{"runc 1.5", `{"annotations":{"org.opencontainers.runc.version":"1.5.2"},"linux":{"mountExtensions":{"idmap":{"enabled":true}}}}`, true, false, "1.5.2"},
-		{"idmap disabled", `{"linux":{"mountExtensions":{"idmap":{"enabled":false}}}}`, false, false, ""},
-		{"not runc (crun)", `{"annotations":{"io.github.containers.crun.version":"1.8.1"},"linux":{"mountExtensions":{"idmap":{"enabled":true}}}}`, true, false, ""},
-		{"garbage version", `{"annotations":{"org.opencontainers.runc.version":"x"}}`, false, false, "x"},
-		{"empty document", `{}`, false, false, ""},
+		{"runc 1.1 (no mountExtensions)", `{"annotations":{"org.opencontainers.runc.version":"1.1.5+ds1"},"linux":{"namespaces":["user"]}}`, false, true, "1.1.5+ds1", true},
+		{"runc 1.2 native idmap, old join order", `{"annotations":{"org.opencontainers.runc.version":"1.2.6"},"linux":{"mountExtensions":{"idmap":{"enabled":true}}}}`, true, true, "1.2.6", true},
+		{"runc 1.3 rc", `{"annotations":{"org.opencontainers.runc.version":"1.3.0-rc.1"},"linux":{"mountExtensions":{"idmap":{"enabled":true}}}}`, true, false, "1.3.0-rc.1", true},
+		{"runc 1.5", `{"annotations":{"org.opencontainers.runc.version":"1.5.2"},"linux":{"mountExtensions":{"idmap":{"enabled":true}}}}`, true, false, "1.5.2", true},
+		{"idmap disabled", `{"linux":{"mountExtensions":{"idmap":{"enabled":false}}}}`, false, false, "", false},
+		{"not runc (crun)", `{"annotations":{"io.github.containers.crun.version":"1.8.1"},"linux":{"mountExtensions":{"idmap":{"enabled":true}}}}`, true, false, "", false},
+		{"garbage version", `{"annotations":{"org.opencontainers.runc.version":"x"}}`, false, false, "x", true},
+		{"empty document", `{}`, false, false, "", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -27,8 +28,8 @@ func TestParseFeatures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if f.NativeIdmap != c.native || f.JoinsUsernsFirst != c.first || f.Version != c.version {
-				t.Errorf("got native=%v first=%v version=%q, want %v %v %q", f.NativeIdmap, f.JoinsUsernsFirst, f.Version, c.native, c.first, c.version)
+			if f.NativeIdmap != c.native || f.JoinsUsernsFirst != c.first || f.Version != c.version || f.StdioChownedInside != c.inside {
+				t.Errorf("got native=%v first=%v version=%q inside=%v, want %v %v %q %v", f.NativeIdmap, f.JoinsUsernsFirst, f.Version, f.StdioChownedInside, c.native, c.first, c.version, c.inside)
 			}
 		})
 	}

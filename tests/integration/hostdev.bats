@@ -2,8 +2,11 @@
 # Host hygiene: a user-namespaced container whose stdio is a host device
 # node must not get that node chowned. crun 1.8.1 fchowns fds 0-2 to the
 # container's root; with stdio on the host's /dev/null that made the host's
-# /dev/null the pod's. The wrapper hands the runtime private nodes of the
-# same devices instead.
+# /dev/null the pod's. The wrapper hands such a runtime private nodes of
+# the same devices instead. runc does not need them (its init chowns stdio
+# from inside the user namespace, where host-owned nodes cannot be
+# chowned, and skips /dev/null): it gets the caller's stdio, and the runc
+# test below checks that the host's nodes survive it.
 
 load helpers
 
@@ -47,6 +50,10 @@ with_stdio_on() {
 	local dev
 	for dev in /dev/null /dev/zero /dev/full; do
 		with_stdio_on "$dev" "c${dev##*/}" || fail "create with stdio on $dev failed"
+		# runc's container holds the host's node itself, not a private one.
+		local fd1
+		fd1=$(readlink "/proc/$(plain_runc state "c${dev##*/}" | jq .pid)/fd/1")
+		[ "$fd1" = "$dev" ] || fail "the container's stdout is $fd1, want the caller's $dev"
 		wrapper start "c${dev##*/}"
 		host_devs_ok
 		wrapper delete --force "c${dev##*/}"
