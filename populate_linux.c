@@ -8,11 +8,12 @@
  * library's own calls (malloc, thread stacks) use its internal alias and do
  * not.
  *
- * A create touches ~200 pages of the runtime's fresh memory, one page fault
- * each: ~0.25 us on bare metal, 20-35 us on the VM measured (a trap through
- * the hypervisor each), where MAP_POPULATE maps a page for ~0.8 us and its
- * first touch then costs 2.5-5 us (bench/README, thirteenth round). The
- * runtime starts using what it maps at once and from the start:
+ * A create took ~280 page faults, ~195 of them on the runtime's fresh
+ * memory, one a page: ~0.25 us each on bare metal, 20-35 us on the VM
+ * measured (a trap through the hypervisor each), where MAP_POPULATE maps
+ * a page for ~0.8 us and its first touch then costs 2.5-5 us
+ * (bench/README, thirteenth round). The runtime starts using what it maps
+ * at once and from the start:
  *
  *   - MAP_FIXED read-write maps commit address space the runtime reserved
  *     before: the heap, 4 MiB at a time from a random page of its first
@@ -30,8 +31,9 @@
  * anonymous page reads as zero, as a faulted-in one does), and the kernel
  * ignores a failure to populate. The runtime counts this memory as
  * released whether or not it is resident, so its scavenger leaves it
- * alone. The cost is resident memory: at most 4 MiB more for a process
- * that lives tens of milliseconds.
+ * alone. The cost is resident memory: each heap chunk whole (4 MiB; a
+ * create commits one or two) and a few small maps, for a process that
+ * lives tens of milliseconds.
  */
 #include <stddef.h>
 #include <sys/mman.h>
