@@ -24,7 +24,9 @@ import (
 // chowns stdio from inside the user namespace, where a node owned by an ID
 // the namespace does not map cannot be chowned, and it skips /dev/null.
 // Making the nodes costs ~1.5 ms a create on the VM measured, so the
-// create calls it only for other runtimes; hostdev.bats checks both.
+// create calls it only for other runtimes; hostdev.bats checks both. A
+// caller that brings its own mappings (of host IDs that own device nodes,
+// say) gets from runc what runc alone would give it.
 func guardStdio() ([]int, error) {
 	var fds []int
 	var rdevs []uint64
