@@ -19,10 +19,10 @@ func TestPopulate(t *testing.T) {
 	rw := unix.PROT_READ | unix.PROT_WRITE
 	anon := unix.MAP_PRIVATE | unix.MAP_ANONYMOUS
 	for _, tc := range []struct {
-		name        string
-		size, prot  int
-		flags       int
-		wantPopulus bool
+		name       string
+		size, prot int
+		flags      int
+		populated  bool
 	}{
 		{"a heap chunk committed (MAP_FIXED, 4 MiB)", 4 << 20, rw, anon | unix.MAP_FIXED, true},
 		{"a page-allocator summary page (MAP_FIXED)", page, rw, anon | unix.MAP_FIXED, true},
@@ -36,8 +36,8 @@ func TestPopulate(t *testing.T) {
 		{"shared", 256 << 10, rw, unix.MAP_SHARED | unix.MAP_ANONYMOUS, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := populates(tc.size, tc.prot, tc.flags); got != tc.wantPopulus {
-				t.Errorf("populates(%d, %#x, %#x) = %v, want %v", tc.size, tc.prot, tc.flags, got, tc.wantPopulus)
+			if got := populates(tc.size, tc.prot, tc.flags); got != tc.populated {
+				t.Errorf("populates(%d, %#x, %#x) = %v, want %v", tc.size, tc.prot, tc.flags, got, tc.populated)
 			}
 			resident, err := populateProbe(tc.size, tc.prot, tc.flags)
 			if err != nil {
@@ -45,9 +45,9 @@ func TestPopulate(t *testing.T) {
 			}
 			pages := (tc.size + page - 1) / page
 			switch {
-			case tc.wantPopulus && resident != pages:
+			case tc.populated && resident != pages:
 				t.Errorf("%d of %d pages resident before any touch, want all", resident, pages)
-			case !tc.wantPopulus && resident != 0:
+			case !tc.populated && resident != 0:
 				t.Errorf("%d of %d pages resident before any touch, want none", resident, pages)
 			}
 		})
