@@ -54,6 +54,8 @@ struct fp_sys {
 
 /* oci.ValidateID's longest container ID. */
 #define FP_ID_MAX 1024
+/* More arguments than this: fp_initial_argv gives up (the Go code takes the call). */
+#define FP_ARGC_MAX 4096
 
 /* Where fp_release may release what a stamped delete's container held:
  * release is 0 when the Go code must (see plan_release). */
@@ -135,6 +137,10 @@ int fp_parse_record(const char *raw, size_t len, struct fp_record *r);
  * it read (the caller frees them); once: a second call returns 0.
  */
 int fp_early(char **state, long *state_len);
+
+/* argc and argv from the initial environment array and argv[0]: how the
+ * constructor gets them under a C library that does not pass them (musl). */
+int fp_initial_argv(char **envp, const char *progname, int *argc, char ***argv);
 
 /*
  * fp_read_file is the real fp_sys.read, for every file: a regular file only,

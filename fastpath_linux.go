@@ -104,6 +104,26 @@ static int fp_decide_fake(char **argv, char **envp, struct fp_fake *fake, char *
 
 	return fp_decide(argv, envp, &sys, runtime, cap, state, state_len, plan);
 }
+
+// fp_initial_argv_fake lays out a start-up stack from words (a word >= 0 as
+// is: argc, a NULL; -k a pointer to a string of its own, k from 1) and runs
+// fp_initial_argv on it with envp at index envp and argv[0] the pointer
+// -progname stands for. The found argv as an index into words, or -1.
+static int fp_initial_argv_fake(const long *words, int n, int envp, int progname, int *argc)
+{
+	static char strings[64][2];
+	long stack[64];
+	char **argv = NULL;
+	int i;
+
+	if (n > 64)
+		return -2;
+	for (i = 0; i < n; i++)
+		stack[i] = words[i] >= 0 ? words[i] : (long)strings[-words[i] % 64];
+	if (fp_initial_argv((char **)&stack[envp], strings[progname % 64], argc, &argv) != 0)
+		return -1;
+	return (int)(argv - (char **)stack);
+}
 */
 import "C"
 
@@ -326,4 +346,20 @@ func fastpathReadFile(path string, max int) ([]byte, int) {
 		return nil, int(n)
 	}
 	return C.GoBytes(buf, C.int(n)), int(n)
+}
+
+// fastpathInitialArgv runs fp_initial_argv on a start-up stack laid out
+// from words (fp_initial_argv_fake): argc and argv's index in words, or
+// ok false.
+func fastpathInitialArgv(words []int64, envp, progname int) (argc, argv int, ok bool) {
+	cw := make([]C.long, len(words))
+	for i, w := range words {
+		cw[i] = C.long(w)
+	}
+	var n C.int
+	at := C.fp_initial_argv_fake(&cw[0], C.int(len(cw)), C.int(envp), C.int(progname), &n)
+	if at < 0 {
+		return 0, 0, false
+	}
+	return int(n), int(at), true
 }

@@ -796,3 +796,33 @@ func FuzzFastPathCreate(f *testing.F) {
 		}
 	})
 }
+
+// TestFastpathInitialArgv: under a C library that calls constructors
+// without arguments (musl), the constructor finds argc and argv below the
+// initial environment array, and gives up (leaving the call to the Go code)
+// on anything that is not that layout.
+func TestFastpathInitialArgv(t *testing.T) {
+	const null = 0
+	for _, tc := range []struct {
+		name           string
+		words          []int64 // >= 0 as is, -k a pointer to string k
+		envp, progname int
+		argc, argv     int // want; argv as an index into words
+		ok             bool
+	}{
+		{"three arguments", []int64{null, 3, -1, -2, -3, null, -10, -11, null}, 6, 1, 3, 2, true},
+		{"one argument", []int64{null, 1, -1, null, -10, null}, 4, 1, 1, 2, true},
+		{"an empty environment", []int64{null, 2, -1, -2, null, null}, 5, 1, 2, 2, true},
+		{"argc does not count argv", []int64{null, 4, -1, -2, -3, null, -10, null}, 6, 1, 0, 0, false},
+		{"argv[0] is not the program's name", []int64{null, 3, -1, -2, -3, null, -10, null}, 6, 9, 0, 0, false},
+		{"no NULL before the environment", []int64{null, 3, -1, -2, -3, -4, -10, null}, 6, 1, 0, 0, false},
+		{"a NULL inside argv", []int64{null, 3, -1, null, -3, null, -10, null}, 6, 1, 0, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			argc, argv, ok := fastpathInitialArgv(tc.words, tc.envp, tc.progname)
+			if ok != tc.ok || argc != tc.argc || argv != tc.argv {
+				t.Errorf("fp_initial_argv = argc %d, argv at %d, ok %v; want %d, %d, %v", argc, argv, ok, tc.argc, tc.argv, tc.ok)
+			}
+		})
+	}
+}

@@ -57,6 +57,14 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+/* Linux 5.14's; musl's headers may not have them yet. */
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
 /* The largest map populated: MAP_FIXED (the heap's growth unit,
  * pallocChunkBytes), and any other (persistentChunkSize). */
 #define POPULATE_FIXED_MAX (4UL << 20)

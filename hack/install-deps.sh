@@ -13,8 +13,10 @@ have jq || need+=(jq)
 have pkg-config || need+=(pkg-config)
 installed libseccomp-dev || need+=(libseccomp-dev)
 have gcc || need+=(gcc)
-# make build links statically with glibc (the fast path and libuserns's
-# holder are C): libc.a is in libc6-dev, which gcc only recommends.
+# make build links statically with musl (the fast path and libuserns's
+# holder are C; Makefile's BUILD_CC says why musl). The unit tests' race
+# detector needs glibc: libc.a is in libc6-dev, which gcc only recommends.
+have musl-gcc || need+=(musl-tools)
 installed libc6-dev || need+=(libc6-dev)
 # fastpath.bats watches for thread creation before runc's execve.
 have strace || need+=(strace)

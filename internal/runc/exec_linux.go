@@ -43,7 +43,7 @@ var (
 			switch s {
 			case unix.SIGCHLD, unix.SIGURG, unix.SIGKILL, unix.SIGSTOP:
 				continue
-			case 32, 33: // glibc's own real-time signals, which Go leaves alone
+			case 32, 33: // the C library's own real-time signals (glibc's, musl's), which Go leaves alone
 				continue
 			}
 			list = append(list, s)
