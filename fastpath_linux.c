@@ -48,11 +48,11 @@
  * binary's code and data into the page tables in one call each
  * (prefault_image below) before the Go runtime starts.
  *
- * The price: with cgo linked in, the Go runtime starts through the C library
- * (musl, Makefile's BUILD_CC) and makes its threads with pthread_create, ~50 more page faults (~1.5 ms on
- * the nested VM measured) on the calls the Go code handles (create, and
- * delete and exec of the containers it edited); each fast-pathed call
- * saves ~7 ms.
+ * The price: with cgo linked in, the Go runtime starts through the C
+ * library (musl, Makefile's BUILD_CC) and makes its threads with
+ * pthread_create, ~50 more page faults (~1.5 ms on the nested VM measured)
+ * on the calls the Go code handles (create, and delete and exec of the
+ * containers it edited); each fast-pathed call saves ~7 ms.
  */
 #define _GNU_SOURCE
 #include <errno.h>
