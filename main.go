@@ -64,6 +64,9 @@ func dispatch(argv []string) int {
 		return a.execIn()
 	case inv.Command == "features" && !inv.Help && inv.Args[len(inv.Args)-1] == "features":
 		return a.features()
+	case adminVerbs[inv.Command]:
+		// runc would answer "No help topic for 'pool'".
+		return a.fail(fmt.Errorf("%s is runc-userns's own command, not runc's, and takes none of runc's global flags before it: run `runc-userns %s ...` with nothing between the two", inv.Command, inv.Command))
 	}
 	return a.exec()
 }

@@ -345,6 +345,15 @@ wait_exit() {
 	[ "$t" -ge $((before - 1)) ] && [ "$t" -le $(($(date +%s) + 1)) ]
 }
 
+@test "an admin verb after runc's global flags: our error, not runc's" {
+	before=$(fake_runc_calls)
+	for verb in pool doctor; do
+		run -1 --separate-stderr "$WRAPPER" --root "$RUNC_ROOT" --debug "$verb" ls
+		[[ "$stderr" == *"$verb is runc-userns's own command, not runc's"*"run \`runc-userns $verb ...\`"* ]]
+	done
+	[ "$(fake_runc_calls)" = "$before" ]
+}
+
 @test "pool ls: a header, then one line per range" {
 	run -0 --separate-stderr "$WRAPPER" pool ls
 	[ "${#lines[@]}" = 1 ]
