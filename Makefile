@@ -70,7 +70,7 @@ test: deps deps-upstream deps-crictl deps-containerd build ## Everything: vet, u
 	$(MAKE) unit fuzz integration
 	./hack/hostcheck.sh check $(CACHE)/hostcheck.before
 
-unit: ## go vet and unit tests with the race detector
+unit: ## go vet, unit tests with the race detector (glibc), and the packages with C in them again against musl
 	$(GO) vet ./...
 	@# Not tee /dev/stderr: when stderr is a file, tee reopens it with O_TRUNC
 	@# and wipes the log of everything before (deps, builds) in CI.
