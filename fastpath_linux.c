@@ -1552,12 +1552,25 @@ static int same_file(int fd, const char *path)
 	       held.st_ino == named.st_ino;
 }
 
+/* detach_remove detaches what is mounted at a staging entry, then removes
+ * it as remove_path does, trying rmdir first: an entry is a directory but
+ * for a staged bind of a file, and a dozen unlinks answering EISDIR cost a
+ * delete ~0.1 ms on the VM measured. */
+static int detach_remove(const char *path)
+{
+	if (!detach(path))
+		return 0;
+	if (rmdir(path) == 0 || errno == ENOENT)
+		return 1;
+	return remove_path(path);
+}
+
 /* remove_staged is create.go's removeStaged for a container directory that
  * holds only rootfs, mounts and layers. */
 static int remove_staged(const char *cdir)
 {
 	static const char *const staging[] = {"rootfs", "mounts", "layers", NULL};
-	static struct path_fn detach_fn = {detach}, remove_fn = {remove_path};
+	static struct path_fn detach_remove_fn = {detach_remove};
 	char path[3][FP_PATH_MAX];
 	int i;
 
@@ -1567,9 +1580,9 @@ static int remove_staged(const char *cdir)
 		if (!path_join(path[i], sizeof path[i], cdir, staging[i]) || !detach(path[i]))
 			return 0;
 	/* stagedEntries: what mounts and layers hold, each detached, then
-	 * removed (a staged bind of a file is a file). */
+	 * removed (a staged bind of a file is a file), in one pass. */
 	for (i = 1; i < 3; i++)
-		if (!each_entry(path[i], on_path, &detach_fn) || !each_entry(path[i], on_path, &remove_fn))
+		if (!each_entry(path[i], on_path, &detach_remove_fn))
 			return 0;
 	for (i = 0; i < 3; i++)
 		if (!remove_path(path[i]))
