@@ -78,10 +78,10 @@ unit: ## go vet, unit tests with the race detector (glibc), and the packages wit
 	$(GO) test -race -count=1 ./...
 	@# The race detector needs glibc: the packages with C in them run again
 	@# against the C library the binary links.
-	CC=$(BUILD_CC) $(GO) test -count=1 -tags $(BUILDTAGS) . ./libuserns/ ./internal/runc/
+	CC=$(BUILD_CC) $(GO) test -count=1 -tags $(BUILDTAGS) $$($(GO) list -tags $(BUILDTAGS) -f '{{if .CgoFiles}}{{.ImportPath}}{{end}}' ./...)
 
 bench: deps deps-upstream build ## Benchmarks against plain runc: bench/results/<time>.md and .jsonl (BENCH_N rounds, default 40)
-	./hack/bench.sh
+	BUILD_CC=$(BUILD_CC) ./hack/bench.sh
 
 fuzz: ## Run every fuzz target for $(FUZZTIME) (executions, or a duration such as 30s)
 	./hack/fuzz.sh $(FUZZTIME)

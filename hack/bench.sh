@@ -29,7 +29,7 @@ go build -o "$tmp/lifecycle" ./bench/lifecycle
 CGO_ENABLED=0 go build -trimpath -ldflags "-X main.runtime=/usr/sbin/runc" -o "$tmp/execwrap" ./bench/execwrap
 # The floor of any exec wrapper, for the pass-through figures: a static C
 # program that only execs runc.
-# With the C library the wrapper links (Makefile's BUILD_CC).
+# With the C library the wrapper links (BUILD_CC from the Makefile).
 "${BUILD_CC:-musl-gcc}" -O2 -static -DRUNTIME='"/usr/sbin/runc"' -o "$tmp/cexec" bench/cexec/cexec.c
 # A tmpfs, as /run is on a node (containerd's bundles and our default
 # stateDir live there): fsync costs nothing on it.
