@@ -8,7 +8,9 @@
 // pidfd, not polling), delete. CONFIG sets RUNC_USERNS_CONFIG for that
 // runtime. STARTER, if given, runs the start step instead of RUNTIME (same
 // root and environment): two variants that differ only in it time `start`
-// on the same kind of container, created and deleted alike.
+// on the same kind of container, created and deleted alike. Every call
+// gets what containerd's runc shim passes: --log <bundle>/log.json
+// --log-format json, and create --pid-file <bundle>/init.pid.
 //
 // -step NAME makes the table of that step's times rather than of whole
 // rounds (e.g. -step start).
@@ -182,23 +184,21 @@ func once(v variant) (*result, error) {
 	return &result{Variant: v.name, MS: float64(time.Since(t).Microseconds()) / 1000}, nil
 }
 
-// run runs one runtime command. Its stderr goes to a file, not a pipe: the
-// container's init inherits create's stdio and would hold a pipe open.
-func run(v variant, rt, root string, args ...string) error {
-	errf, err := os.CreateTemp("", "lifecycle-stderr-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(errf.Name())
-	defer errf.Close()
-	cmd := exec.Command(rt, append([]string{"--root", root}, args...)...)
+// run runs one runtime command with the global flags containerd's runc
+// shim gives every call (go-runc: --root, --log, --log-format json). Its
+// stderr goes to errf, a file, not a pipe: the container's init inherits
+// create's stdio and would hold a pipe open.
+func run(v variant, rt, root string, errf *os.File, args ...string) error {
+	global := []string{"--root", root, "--log", filepath.Join(v.bundle, "log.json"), "--log-format", "json"}
+	cmd := exec.Command(rt, append(global, args...)...)
 	cmd.Stderr = errf
 	if v.config != "" {
 		cmd.Env = append(os.Environ(), "RUNC_USERNS_CONFIG="+v.config)
 	}
 	if err := cmd.Run(); err != nil {
 		out, _ := os.ReadFile(errf.Name())
-		return fmt.Errorf("%s %s: %w: %s", rt, strings.Join(args, " "), err, out)
+		log, _ := os.ReadFile(filepath.Join(v.bundle, "log.json"))
+		return fmt.Errorf("%s %s: %w: %s%s", rt, strings.Join(args, " "), err, out, log)
 	}
 	return nil
 }
@@ -216,8 +216,24 @@ func cycle(v variant, root, id string) (*result, error) {
 	if err := os.WriteFile(filepath.Join(v.bundle, "config.json"), v.spec, 0o644); err != nil {
 		return nil, err
 	}
+	// Also untimed: a fresh log file (containerd's is in the task's own
+	// directory), and the files the three calls' stderr goes to.
+	if err := os.Remove(filepath.Join(v.bundle, "log.json")); err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	var errs [3]*os.File
+	for i := range errs {
+		f, err := os.CreateTemp("", "lifecycle-stderr-*")
+		if err != nil {
+			return nil, err
+		}
+		defer os.Remove(f.Name())
+		defer f.Close()
+		errs[i] = f
+	}
 	t := time.Now()
-	if err := run(v, v.runtime, root, "create", "--bundle", v.bundle, id); err != nil {
+	// As containerd's shim creates a task: --pid-file in the bundle.
+	if err := run(v, v.runtime, root, errs[0], "create", "--bundle", v.bundle, "--pid-file", filepath.Join(v.bundle, "init.pid"), id); err != nil {
 		return nil, err
 	}
 	mark("create", t)
@@ -235,7 +251,7 @@ func cycle(v variant, root, id string) (*result, error) {
 	if v.starter != "" {
 		starter = v.starter
 	}
-	if err := run(v, starter, root, "start", id); err != nil {
+	if err := run(v, starter, root, errs[1], "start", id); err != nil {
 		return nil, err
 	}
 	mark("start", t)
@@ -248,7 +264,7 @@ func cycle(v variant, root, id string) (*result, error) {
 	}
 	mark("wait", t)
 	t = time.Now()
-	if err := run(v, v.runtime, root, "delete", id); err != nil {
+	if err := run(v, v.runtime, root, errs[2], "delete", id); err != nil {
 		return nil, err
 	}
 	mark("delete", t)
