@@ -1,18 +1,16 @@
 package nsjoin
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/runc-userns/runc-userns/internal/oci"
 )
 
 // RefPrefix starts a reference to another container's namespace, in the
 // pid-namespace annotation or as a linux.namespaces path (the form
 // dockershim used for a pod's shared PID namespace).
 const RefPrefix = "container:"
-
-// maxIDLen is runc's bound on container IDs.
-const maxIDLen = 1024
 
 // ParseRef parses a namespace path. ok is false, with no error, for
 // anything that is not a reference (an absolute path such as
@@ -29,7 +27,7 @@ func ParseRef(s string) (id string, ok bool, err error) {
 		return "", false, refuse(ErrBadRef, "invalid PID namespace reference %s: the prefix is %q, in lower case", short(s), RefPrefix)
 	}
 	id = s[len(RefPrefix):]
-	if err := validateID(id); err != nil {
+	if err := oci.ValidateID(id); err != nil {
 		return "", false, refuse(ErrBadRef, "invalid PID namespace reference %s: want %s<ID>: %w", short(s), RefPrefix, err)
 	}
 	return id, true, nil
@@ -53,31 +51,6 @@ func ParseAnnotation(v string) (string, error) {
 		return "", refuse(ErrBadRef, "invalid PID namespace reference %s: want %s<ID>, the ID of a container of the same pod", short(v), RefPrefix)
 	}
 	return id, nil
-}
-
-// validateID is runc's rule for container IDs (libcontainer validateID),
-// the same as the wrapper's own check: an ID becomes a file name under the
-// runc root, so "../x" must never get that far.
-func validateID(id string) error {
-	if id == "" {
-		return fmt.Errorf("invalid container id %q: must not be empty", id)
-	}
-	if len(id) > maxIDLen {
-		return fmt.Errorf("invalid container id %s: longer than %d bytes", short(id), maxIDLen)
-	}
-	if id == "." || id == ".." {
-		return fmt.Errorf("invalid container id %q: must not be %q", id, id)
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c == '_', c == '+', c == '-', c == '.':
-		default:
-			return fmt.Errorf("invalid container id %s: byte %q is not allowed (allowed: letters, digits, '_', '+', '-', '.')", short(id), c)
-		}
-	}
-	return nil
 }
 
 // short quotes s for an error message, cut to its first 40 bytes: pod

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/runc-userns/runc-userns/internal/oci"
 )
 
 func TestParseRef(t *testing.T) {
@@ -100,22 +102,6 @@ func TestParseAnnotation(t *testing.T) {
 	}
 }
 
-func TestValidateIDMatchesRunc(t *testing.T) {
-	// The rule copied from the wrapper's oci.ValidateID (runc's).
-	for _, c := range []struct {
-		id string
-		ok bool
-	}{
-		{"abc", true}, {"a..b", true}, {"..a", true}, {"a.", true}, {strings.Repeat("a", 1024), true},
-		{"", false}, {".", false}, {"..", false}, {"../x", false}, {"/a", false}, {"café", false},
-		{"a\xffb", false}, {"a b", false}, {"a,b", false}, {strings.Repeat("a", 1025), false},
-	} {
-		if err := validateID(c.id); (err == nil) != c.ok {
-			t.Errorf("validateID(%.40q) = %v, want ok=%v", c.id, err, c.ok)
-		}
-	}
-}
-
 // FuzzParseRef: ParseRef never panics; what it accepts is exactly
 // RefPrefix followed by a valid ID; it never passes on a string that
 // starts like a reference; its errors are bounded.
@@ -146,7 +132,7 @@ func FuzzParseRef(f *testing.F) {
 			if RefPrefix+id != s {
 				t.Fatalf("ParseRef(%q) = %q: not the rest of the string", s, id)
 			}
-			if validateID(id) != nil {
+			if oci.ValidateID(id) != nil {
 				t.Fatalf("ParseRef(%q) accepted invalid ID %q", s, id)
 			}
 			if strings.ContainsAny(id, "/\x00") || id == "." || id == ".." {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/runc-userns/runc-userns/internal/oci"
 )
 
 // Options says which reference to resolve, for whom, and where to pin.
@@ -73,7 +75,7 @@ const maxMapSize = 16 << 10
 // container's name in front. On success the pins exist until Release.
 func Resolve(o Options) (*Target, error) {
 	what := "cannot join the PID namespace of container " + o.Target
-	if err := validateID(o.Target); err != nil {
+	if err := oci.ValidateID(o.Target); err != nil {
 		return nil, refuse(ErrBadRef, "%s: %w", what, err)
 	}
 	if o.Target == o.ID {

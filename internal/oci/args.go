@@ -2,6 +2,7 @@ package oci
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -274,12 +275,14 @@ func Parse(args []string) *Invocation {
 // ValidateID applies the rule runc applies to container IDs (runc's
 // libcontainer/factory_linux.go validateID) before any ID is used in a
 // file name of ours: a reference like "../x" must never reach the disk.
+// Errors quote at most the ID's first 40 bytes: IDs come from pod
+// authors too (container:<ID>), and an error must stay one readable line.
 func ValidateID(id string) error {
 	if id == "" {
 		return fmt.Errorf("invalid container id %q: must not be empty", id)
 	}
 	if len(id) > 1024 {
-		return fmt.Errorf("invalid container id %.40q...: longer than 1024 bytes", id)
+		return fmt.Errorf("invalid container id %s: longer than 1024 bytes", shortQuote(id))
 	}
 	if id == "." || id == ".." {
 		return fmt.Errorf("invalid container id %q: must not be %q", id, id)
@@ -290,8 +293,17 @@ func ValidateID(id string) error {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
 		case c == '_', c == '+', c == '-', c == '.':
 		default:
-			return fmt.Errorf("invalid container id %q: byte %q is not allowed (allowed: letters, digits, '_', '+', '-', '.')", id, c)
+			return fmt.Errorf("invalid container id %s: byte %q is not allowed (allowed: letters, digits, '_', '+', '-', '.')", shortQuote(id), c)
 		}
 	}
 	return nil
+}
+
+// shortQuote quotes s cut to its first 40 bytes, marking the cut.
+func shortQuote(s string) string {
+	const max = 40
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:max]) + "..."
 }
