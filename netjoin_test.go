@@ -183,7 +183,7 @@ func TestNetjoinOf(t *testing.T) {
 // and finding no stamp.
 func BenchmarkExecLookupMiss(b *testing.B) {
 	root := b.TempDir()
-	raw, err := os.ReadFile("nsjoin/testdata/state-runc-1.1.5.json")
+	raw, err := os.ReadFile("internal/runc/testdata/state-runc-1.1.5.json")
 	if err != nil {
 		b.Fatal(err)
 	}

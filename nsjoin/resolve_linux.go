@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/internal/runc"
 )
 
 // Options says which reference to resolve, for whom, and where to pin.
@@ -81,14 +82,14 @@ func Resolve(o Options) (*Target, error) {
 	if o.Target == o.ID {
 		return nil, refuse(ErrSelf, "container %s refers to its own PID namespace (%s%s): a container cannot join itself", o.ID, RefPrefix, o.ID)
 	}
-	st, err := readState(o.Root, o.Target)
+	st, err := runc.ReadState(o.Root, o.Target)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, refuse(ErrNotFound, "%s: container %s does not exist (runc root %s)", what, o.Target, o.Root)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	ann := st.annotations()
+	ann := st.Annotations()
 	t := &Target{ID: o.Target, PID: st.InitPID, Pod: PodOf(o.Target, ann)}
 	jp := PodOf(o.ID, o.Annotations)
 	if !SamePod(jp, t.Pod) {
@@ -97,10 +98,10 @@ func Resolve(o Options) (*Target, error) {
 	// Annotations alone do not prove membership (on CRI-O a pod author
 	// can write a sandbox's): the containers of a pod also share their
 	// cgroup parent, which kubelet chooses.
-	if tc := st.podCgroup(); jp.InPod() && tc != "" && o.Cgroup != tc {
+	if tc := st.Config.Cgroups.PodCgroup(); jp.InPod() && tc != "" && o.Cgroup != tc {
 		return nil, refuse(ErrOtherPod, "%s: its annotations say both are in one pod, but container %s's cgroup parent %q is not container %s's (%q): the containers of a pod share it, so one of them carries another pod's annotations; give it the pod's cgroup parent, or leave out the pod annotations", what, o.ID, o.Cgroup, o.Target, tc)
 	}
-	if !st.newPID() {
+	if !st.HasNamespace("NEWPID") {
 		return nil, refuse(ErrHostPID, "%s: container %s runs in the host's PID namespace (its spec has no pid namespace); to share the host's, leave the pid namespace out of this container's spec", what, o.Target)
 	}
 	if _, err := os.Lstat(filepath.Join(o.Root, o.Target, execFifo)); err == nil {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/internal/runc"
 )
 
 // requireRoot gates the tests that pin namespaces (bind mounts) and create
@@ -69,17 +70,14 @@ func (p *proc) reap() {
 // annotations and namespace types.
 func writeState(t *testing.T, root, id string, pid int, start uint64, ann map[string]string, nsTypes ...string) {
 	t.Helper()
-	var st state
+	var st runc.State
 	st.InitPID, st.InitStart = pid, start
 	for k, v := range ann {
 		st.Config.Labels = append(st.Config.Labels, k+"="+v)
 	}
 	st.Config.Labels = append(st.Config.Labels, "bundle=/bundles/"+id)
 	for _, typ := range nsTypes {
-		st.Config.Namespaces = append(st.Config.Namespaces, struct {
-			Type string `json:"type"`
-			Path string `json:"path"`
-		}{Type: typ})
+		st.Config.Namespaces = append(st.Config.Namespaces, runc.Namespace{Type: typ})
 	}
 	b, err := json.Marshal(&st)
 	if err != nil {

@@ -17,9 +17,18 @@ type State struct {
 	InitPID   int    `json:"init_process_pid"`
 	InitStart uint64 `json:"init_process_start"`
 	Config    struct {
-		Labels  []string `json:"labels"`
-		Cgroups Cgroups  `json:"cgroups"`
+		Labels     []string    `json:"labels"`
+		Namespaces []Namespace `json:"namespaces"`
+		Cgroups    Cgroups     `json:"cgroups"`
 	} `json:"config"`
+}
+
+// Namespace is one of the container's namespaces in runc's state. Type is
+// libcontainer's ("NEWPID", ...); Path names a joined one: runc 1.1 writes
+// "path": "" for a new namespace, runc >= 1.2 leaves it out.
+type Namespace struct {
+	Type string `json:"type"`
+	Path string `json:"path"`
 }
 
 // Cgroups is runc's form of a spec's linux.cgroupsPath in its state: Path
@@ -72,11 +81,37 @@ func decodeState(r io.Reader, path string) (*State, error) {
 
 // Annotation returns the value of annotation key: runc keeps the spec's
 // annotations as "key=value" labels (with "bundle=<path>" among them).
+// It reads them back as runc does (libcontainer/utils.Annotations): the
+// key ends at the first "=", and of a key given twice the last wins.
 func (s *State) Annotation(key string) (string, bool) {
+	v, found := "", false
 	for _, l := range s.Config.Labels {
-		if v, ok := strings.CutPrefix(l, key+"="); ok {
-			return v, true
+		if k, val, ok := strings.Cut(l, "="); ok && k == key {
+			v, found = val, true
 		}
 	}
-	return "", false
+	return v, found
+}
+
+// Annotations returns all the labels as Annotation reads each.
+func (s *State) Annotations() map[string]string {
+	out := make(map[string]string, len(s.Config.Labels))
+	for _, l := range s.Config.Labels {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// HasNamespace reports whether the container has a namespace entry of
+// libcontainer type t ("NEWPID", ...), new or joined: without one it
+// shares the host's.
+func (s *State) HasNamespace(t string) bool {
+	for _, ns := range s.Config.Namespaces {
+		if ns.Type == t {
+			return true
+		}
+	}
+	return false
 }

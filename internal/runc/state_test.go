@@ -126,7 +126,7 @@ func TestAnnotation(t *testing.T) {
 		{"value with =", []string{"k=a=b"}, "k", "a=b", true},
 		{"key is a prefix of another", []string{"bundlex=/x", "bundle=/b"}, "bundle", "/b", true},
 		{"label without =", []string{"bundle"}, "bundle", "", false},
-		{"first of two", []string{"k=1", "k=2"}, "k", "1", true},
+		{"last of two, as runc reads them", []string{"k=1", "k=2"}, "k", "2", true},
 		{"key in the value only", []string{"a=k=v"}, "k", "", false},
 	}
 	for _, c := range cases {
@@ -138,6 +138,91 @@ func TestAnnotation(t *testing.T) {
 				t.Errorf("Annotation(%q) = %q, %v; want %q, %v", c.key, got, found, c.want, c.found)
 			}
 		})
+	}
+}
+
+// The testdata files are real state.json files written by runc 1.1.5 and
+// runc 1.5.2 for a container with containerd pod annotations, an
+// annotation holding "=", and a network namespace joined by path.
+func TestReadStateOfRealRuncs(t *testing.T) {
+	for _, version := range []string{"1.1.5", "1.5.2"} {
+		t.Run(version, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("testdata", "state-runc-"+version+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			root := t.TempDir()
+			writeState(t, root, "st1", string(b))
+			st, err := ReadState(root, "st1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.InitPID <= 0 || st.InitStart == 0 {
+				t.Errorf("init PID %d, start %d: want both set", st.InitPID, st.InitStart)
+			}
+			ann := st.Annotations()
+			want := map[string]string{
+				"io.kubernetes.cri.sandbox-id":     "sb1",
+				"io.kubernetes.cri.container-type": "container",
+				"runc-userns.io/x":                 "a=b",
+				"bundle":                           "/tmp/stprobe",
+			}
+			if !reflect.DeepEqual(ann, want) {
+				t.Errorf("Annotations = %v, want %v", ann, want)
+			}
+			if !st.HasNamespace("NEWPID") || !st.HasNamespace("NEWNET") || st.HasNamespace("NEWUSER") {
+				t.Errorf("namespaces %+v: want NEWPID and NEWNET, no NEWUSER", st.Config.Namespaces)
+			}
+		})
+	}
+}
+
+// TestStateNamespacesAndCgroup: what a PID-namespace join reads of its
+// target's state (nsjoin.Resolve).
+func TestStateNamespacesAndCgroup(t *testing.T) {
+	cases := []struct {
+		name    string
+		content string
+		newPID  bool
+		cgroup  string // Cgroups.PodCgroup
+	}{
+		{name: "runc 1.1 namespaces", content: `{"init_process_pid": 5, "init_process_start": 6, "config": {"namespaces": [{"type": "NEWNS", "path": ""}, {"type": "NEWPID", "path": ""}]}}`, newPID: true},
+		{name: "joined PID namespace", content: `{"init_process_pid": 5, "init_process_start": 6, "config": {"namespaces": [{"type": "NEWPID", "path": "/proc/9/ns/pid"}]}}`, newPID: true},
+		{name: "host PID namespace", content: `{"init_process_pid": 5, "init_process_start": 6, "config": {"namespaces": [{"type": "NEWNS"}, {"type": "NEWNET"}]}}`},
+		{name: "no config", content: `{"init_process_pid": 5}`},
+		{name: "unknown fields", content: `{"init_process_pid": 5, "x": [1, 2], "config": {"y": {}}}`},
+		{name: "cgroupfs driver", content: `{"config": {"cgroups": {"path": "/kubepods/pod1/crio-a", "name": ""}}}`, cgroup: "/kubepods/pod1"},
+		{name: "systemd driver", content: `{"config": {"cgroups": {"path": "", "parent": "kubepods-pod1.slice", "scope_prefix": "crio", "name": "a"}}}`, cgroup: "kubepods-pod1.slice"},
+		{name: "no cgroupsPath (runc's default, by ID)", content: `{"config": {"cgroups": {"path": "", "name": "c"}}}`},
+		{name: "runc 1.5 nulls", content: `{"config": {"cgroups": {"path": null, "parent": null, "name": "c"}}}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st, err := ParseState([]byte(c.content), "state.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.HasNamespace("NEWPID") != c.newPID {
+				t.Errorf("HasNamespace(NEWPID) = %v, want %v", !c.newPID, c.newPID)
+			}
+			if got := st.Config.Cgroups.PodCgroup(); got != c.cgroup {
+				t.Errorf("PodCgroup = %q, want %q", got, c.cgroup)
+			}
+		})
+	}
+}
+
+func TestAnnotations(t *testing.T) {
+	var st State
+	st.Config.Labels = []string{"a=1", "b==2", "c=", "no-equals", "bundle=/b", "a=again"}
+	want := map[string]string{"a": "again", "b": "=2", "c": "", "bundle": "/b"}
+	if got := st.Annotations(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Annotations = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got, ok := st.Annotation(k); !ok || got != v {
+			t.Errorf("Annotation(%q) = %q, %v; want %q (as Annotations reads it)", k, got, ok, v)
+		}
 	}
 }
 
