@@ -1074,8 +1074,10 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 	long len;
 	int kind, verdict = FP_EXEC, has_config = 1, debug = 0;
 
+	/* Not a memset: 9 KiB, three pages to fault in on every call, where
+	 * plan_release writes each path before it sets release. */
 	if (plan)
-		memset(plan, 0, sizeof *plan);
+		plan->release = 0;
 	kind = fast_argv(argv, &root, &id, &bundle, &debug);
 	if (!envp || kind == ARGV_GO)
 		return FP_GO;
@@ -2055,9 +2057,8 @@ static void fastpath(int argc, char **argv, char **envp)
 	static const struct fp_sys sys = {fp_read_file, real_stat, real_exists, NULL};
 	static struct fp_plan plan; /* not on the stack: 8 KiB of paths */
 	char runtime[FP_PATH_MAX];
-	char *state = NULL;
+	char *state = NULL, *self;
 	long state_len = 0;
-	char **args;
 	pid_t pid;
 	int saved = errno, verdict;
 
@@ -2066,33 +2067,34 @@ static void fastpath(int argc, char **argv, char **envp)
 	verdict = fp_decide(argv, envp, &sys, runtime, sizeof runtime, &state, &state_len, &plan);
 	if (verdict == FP_GO)
 		goto out;
-	args = malloc(sizeof(char *) * ((size_t)argc + 1));
-	if (!args) {
-		free(state);
-		goto out;
-	}
-	memcpy(args, argv, sizeof(char *) * ((size_t)argc + 1));
-	args[0] = runtime;
+	/*
+	 * runc's argv is ours with the runtime's path first: our own argv
+	 * array, argv[0] swapped for the call and put back before anything
+	 * else reads it (the Go runtime reads this same array). No copy: a
+	 * malloc here was the pass-through's only one, and musl's first
+	 * malloc costs four system calls and two page faults.
+	 */
+	self = argv[0];
+	argv[0] = runtime;
 	if (verdict == FP_EXEC) {
-		execve(runtime, args, envp);
+		execve(runtime, argv, envp);
+		argv[0] = self;
 		/* The Go code tries the same exec and reports why it failed. */
-	} else if (!children_reaped_by_kernel() && posix_spawn(&pid, runtime, NULL, NULL, args, envp) == 0) {
+	} else if (!children_reaped_by_kernel() && posix_spawn(&pid, runtime, NULL, NULL, argv, envp) == 0) {
 		/* runc.Run's child: our stdio and inherited fds, our signal
-		 * mask, our environment. glibc reports a failed exec here (and
-		 * reaps that child); the Go code then runs runc itself and
-		 * reports why it failed. */
+		 * mask, our environment. The C library reports a failed exec
+		 * here (and reaps that child); the Go code then runs runc
+		 * itself and reports why it failed. */
+		argv[0] = self;
 		early_pid = pid;
 		early_state = state;
 		early_state_len = state_len;
 		state = NULL;
-		if (plan.release) {
-			free(args);
+		if (plan.release)
 			finish_delete(pid, &plan);
-			args = NULL;
-		}
 	}
+	argv[0] = self;
 	free(state);
-	free(args);
 out:
 	prefault_image();
 	/*
