@@ -3,9 +3,10 @@
 // and edits a spec to join it.
 //
 // A reference names a container of the same runc --root. Resolve reads the
-// target's runc state (only init_process_pid, init_process_start,
-// config.labels and config.namespaces of <root>/<id>/state.json: the
-// fields runc 1.1 to 1.5 all write alike), then:
+// target's runc state with internal/runc's reader (only init_process_pid,
+// init_process_start, config.labels, config.namespaces and config.cgroups
+// of <root>/<id>/state.json: the fields runc 1.1 to 1.5 all write alike),
+// then:
 //
 //  1. opens a pidfd and a /proc/<pid> directory fd for the recorded PID;
 //  2. reads the start time (field 22 of stat) through that directory fd
