@@ -1,0 +1,214 @@
+# A private containerd for a bats file, as the runc.v2 shim's BinaryName
+# runs runc-userns: setup_file starts it with its own config, root, state,
+# socket and CNI config in a temp dir $D (contrib's drop-in as the default
+# handler runc-userns, a handler `plain` with BinaryName=$REAL_RUNC, a
+# 2-slot pool, busybox and pause images imported); teardown_file stops it
+# and removes what it and its pods left. Load after helpers.
+
+CRICTL=${CRICTL:-$ROOT_DIR/.cache/crictl-v1.26.1/crictl} # make deps-crictl
+
+setup_file() {
+	[ -x "$CRICTL" ] || fail "crictl missing at $CRICTL: run ./hack/install-crictl.sh v1.26.1 .cache/crictl-v1.26.1 (make deps-crictl)"
+	command -v containerd >/dev/null || fail "containerd missing: run ./hack/install-deps.sh"
+	if [ -n "${CONTAINERD_VERSION:-}" ]; then
+		local bin
+		for bin in containerd ctr; do
+			"$bin" --version | grep -E " v?${CONTAINERD_VERSION#v}( |\$)" >/dev/null ||
+				fail "$bin on PATH ($(command -v "$bin")) is $("$bin" --version), not $CONTAINERD_VERSION"
+		done
+		# The shim containerd starts is found on PATH too.
+		[ "$(dirname "$(command -v containerd-shim-runc-v2)")" = "$(dirname "$(command -v containerd)")" ] ||
+			fail "containerd-shim-runc-v2 on PATH is $(command -v containerd-shim-runc-v2), not beside $(command -v containerd)"
+	fi
+	export D
+	D=$(mktemp -d /tmp/runc-userns-ctrd.XXXXXX)
+	# What containerd makes on the host when missing, removed in teardown
+	# as far as it is empty:
+	# - /run/containerd: containerd 1.6 puts shim sockets under
+	#   /run/containerd/s whatever its state dir;
+	# - /run/nri: containerd 2 starts NRI by default, with its socket there
+	#   (the config below moves it into $D, and test 1 checks it did);
+	# - /run/netns (/var/run/netns): the pods' network namespaces;
+	# - /var/lib/cni: libcni's cache of each pod's result.
+	note_missing "$D/made" /run/containerd /run/nri /run/netns /var/lib/cni
+	chmod 0711 "$D"
+	export CNI_NET=runc-userns-test-$(basename "$D" | tr -dc 'a-zA-Z0-9')
+	# A cgroup parent of the suite's own for pods and ctr's containers:
+	# containerd's defaults (/k8s.io/ID, /NAMESPACE/ID) would leave
+	# /k8s.io and /test behind in every hierarchy.
+	export CG_PARENT=/$CNI_NET
+	mkdir -p "$D/cni" "$D/logs" "$D/vol"
+	# The wrapper's operator config: REAL_RUNC, a 2-slot test pool.
+	export RUNC_USERNS_CONFIG=$D/runc-userns.json
+	jq -n --arg runtime "$REAL_RUNC" --arg state "$D/state" --argjson base "$POOL_BASE" \
+		'{runtime: $runtime, stateDir: $state, userns: {ranges: [{hostID: $base, size: 131072}]}}' >"$RUNC_USERNS_CONFIG"
+	# loopback plus a `static` entry: containerd 1.6 wants an IP in the
+	# result ("failed to find network info for sandbox").
+	jq -n --arg name "$CNI_NET" '{cniVersion: "1.0.0", name: $name, plugins: [{type: "loopback"},
+		{type: "static", ipam: {type: "static", addresses: [{address: "127.0.0.1/8"}]}}]}' >"$D/cni/10-test.conflist"
+	# contrib's drop-in, loaded as it ships (config version 2 for 1.x,
+	# version 3 for containerd 2), with this build's binary and a runc
+	# root of the test's.
+	local cfgv=2 cri=io.containerd.grpc.v1.cri
+	if [[ "$(containerd --version)" == *" v2."* ]]; then
+		cfgv=3 cri=io.containerd.cri.v1.runtime
+	fi
+	sed -e "s|BinaryName = \"/usr/local/bin/runc-userns\"|BinaryName = \"$WRAPPER\"\n    Root = \"$D/runc\"|" \
+		"$ROOT_DIR/contrib/containerd/runc-userns.v$cfgv.toml" >"$D/cri.toml"
+	grep -q "BinaryName = \"$WRAPPER\"" "$D/cri.toml" || fail "contrib snippet: BinaryName not found"
+	# containerd merges imports per plugin section: the CRI settings of the
+	# test go into the same file as the drop-in.
+	if [ $cfgv = 2 ]; then
+		cat >>"$D/cri.toml" <<-EOT
+			[plugins."$cri"]
+			  sandbox_image = "localhost/pause:test"
+		EOT
+	else
+		cat >>"$D/cri.toml" <<-EOT
+			[plugins."io.containerd.cri.v1.images".pinned_images]
+			  sandbox = "localhost/pause:test"
+			[plugins."$cri"]
+		EOT
+	fi
+	cat >>"$D/cri.toml" <<-EOT
+		  restrict_oom_score_adj = true
+		  disable_apparmor = true
+		  [plugins."$cri".containerd]
+		    default_runtime_name = "runc-userns"
+		    [plugins."$cri".containerd.runtimes.plain]
+		      runtime_type = "io.containerd.runc.v2"
+		      [plugins."$cri".containerd.runtimes.plain.options]
+		        BinaryName = "$REAL_RUNC"
+		        Root = "$D/runc-plain"
+		  [plugins."$cri".cni]
+		    bin_dir$([ $cfgv = 2 ] && echo ' = "/usr/lib/cni"' || echo 's = ["/usr/lib/cni"]')
+		    conf_dir = "$D/cni"
+	EOT
+	cat >"$D/config.toml" <<-EOT
+		version = $cfgv
+		root = "$D/root"
+		state = "$D/state-ctrd"
+		imports = ["$D/cri.toml"]
+		[grpc]
+		  address = "$D/containerd.sock"
+		[ttrpc]
+		  address = "$D/containerd.sock.ttrpc"
+		[debug]
+		  address = "$D/debug.sock"
+		[plugins."io.containerd.internal.v1.opt"]
+		  path = "$D/opt"
+		[plugins."io.containerd.nri.v1.nri"]
+		  socket_path = "$D/nri/nri.sock"
+		  plugin_path = "$D/nri/plugins"
+		  plugin_config_path = "$D/nri/conf.d"
+	EOT
+	cat >"$D/crictl.yaml" <<-EOT
+		runtime-endpoint: unix://$D/containerd.sock
+		image-endpoint: unix://$D/containerd.sock
+		timeout: 30
+	EOT
+	containerd --config "$D/config.toml" >"$D/containerd.log" 2>&1 &
+	echo $! >"$D/containerd.pid"
+	local i
+	for i in $(seq 100); do
+		[ -S "$D/containerd.sock" ] && crictl info >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	crictl info >/dev/null || fail "containerd did not come up: $(tail -20 "$D/containerd.log")"
+	"$ROOT_DIR/hack/mkimage.sh" "$D/busybox.tar" localhost/busybox:test sh
+	"$ROOT_DIR/hack/mkimage.sh" "$D/pause.tar" localhost/pause:test sleep infinity
+	ctr -n k8s.io images import "$D/busybox.tar" >/dev/null
+	ctr -n k8s.io images import "$D/pause.tar" >/dev/null
+	ctr -n test images import "$D/busybox.tar" >/dev/null
+}
+
+teardown_file() {
+	[ -n "${D:-}" ] || return 0
+	local p pid
+	# Pods and containers first, through containerd, so the shims exit.
+	if [ -S "$D/containerd.sock" ]; then
+		for p in $(crictl pods -q 2>/dev/null); do
+			crictl stopp "$p" >/dev/null 2>&1 || true
+			crictl rmp -f "$p" >/dev/null 2>&1 || true
+		done
+		for p in $(ctr -n test tasks ls -q 2>/dev/null); do ctr -n test tasks kill -s KILL "$p" >/dev/null 2>&1 || true; done
+		for p in $(ctr -n test containers ls -q 2>/dev/null); do
+			ctr -n test tasks rm -f "$p" >/dev/null 2>&1 || true
+			ctr -n test containers rm "$p" >/dev/null 2>&1 || true
+		done
+	fi
+	if [ -f "$D/containerd.pid" ]; then
+		pid=$(cat "$D/containerd.pid")
+		kill "$pid" 2>/dev/null || true
+		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$pid" 2>/dev/null || true
+	fi
+	# Shims of this containerd that outlived it (they name its socket).
+	for pid in $(pgrep -f "containerd-shim-runc-v2 .*-address $D/containerd.sock" || true); do
+		kill -9 "$pid" 2>/dev/null || true
+	done
+	# Netns of our pods still pinned, libcni's cached results, mounts.
+	for p in $(cat "$D/netns.list" 2>/dev/null); do
+		if [ -e "$p" ]; then umount "$p" 2>/dev/null || true; rm -f "$p"; fi
+	done
+	rm -f /var/lib/cni/results/"$CNI_NET"-*
+	for p in $(cat "$D/pods.list" 2>/dev/null); do
+		rm -f /var/lib/cni/results/cni-loopback-"$p"-lo
+	done
+	# The suite's cgroups, leaves first: a cgroup still holding a task
+	# stays (rmdir fails with EBUSY) and shows up in the host checks.
+	for p in /sys/fs/cgroup/*/"${CG_PARENT#/}" /sys/fs/cgroup/"${CG_PARENT#/}"; do
+		if [ -d "$p" ]; then find "$p" -depth -type d -exec rmdir {} \; 2>/dev/null || true; fi
+	done
+	for p in $(awk -v d="$D/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
+		umount -l "$p" 2>/dev/null || true
+	done
+	remove_noted "$D/made"
+	rm -rf "$D"
+}
+
+crictl() { command "$CRICTL" -c "$D/crictl.yaml" "$@"; }
+ctr() { command ctr --address "$D/containerd.sock" "$@"; }
+
+# pod_config NAME [ANNOTATIONS-JSON]: a pod sandbox config (own netns).
+pod_config() {
+	jq -n --arg name "$1" --arg uid "$1-$BATS_TEST_NUMBER" --arg logs "$D/logs" --argjson ann "${2:-{\}}" \
+		--arg cg "$CG_PARENT" '{metadata: {name: $name, namespace: "default", uid: $uid, attempt: 0},
+		hostname: $name, log_directory: $logs, annotations: $ann, linux: {cgroup_parent: $cg}}' >"$D/$1.pod.json"
+	echo "$D/$1.pod.json"
+}
+
+# ctr_config NAME ARGS-JSON [EXTRA-JQ]: a container config of busybox.
+ctr_config() {
+	jq -n --arg name "$1" --argjson args "$2" --arg vol "$D/vol" \
+		'{metadata: {name: $name}, image: {image: "localhost/busybox:test"}, command: $args,
+		log_path: ($name + ".log"), linux: {}} | '"${3:-.}" >"$D/$1.ctr.json"
+	echo "$D/$1.ctr.json"
+}
+
+# runp NAME [ANNOTATIONS-JSON]: run a pod, print its ID, note its netns.
+runp() {
+	local cfg id
+	cfg=$(pod_config "$@") || return
+	id=$(crictl runp "$cfg") || return
+	echo "$id" >>"$D/pods.list"
+	crictl inspectp "$id" | jq -r '.info.runtimeSpec.linux.namespaces[] | select(.type == "network") | .path // empty' >>"$D/netns.list"
+	echo "$id"
+}
+
+# run_ctr POD-ID POD-NAME NAME ARGS-JSON [EXTRA-JQ]: create and start a
+# container in the pod, print its ID.
+run_ctr() {
+	local id
+	id=$(crictl create "$1" "$(ctr_config "$3" "$4" "${5:-.}")" "$D/$2.pod.json") || return
+	crictl start "$id" >/dev/null || return
+	echo "$id"
+}
+
+# rmpod ID: stop and remove a pod.
+rmpod() {
+	crictl stopp "$1" >/dev/null
+	crictl rmp "$1" >/dev/null
+}
+
+pool_count() { "$WRAPPER" pool ls --json | jq length; }
