@@ -3,7 +3,8 @@
 # socket and CNI config in a temp dir $D (contrib's drop-in as the default
 # handler runc-userns, a handler `plain` with BinaryName=$REAL_RUNC, a
 # 2-slot pool, busybox and pause images imported); teardown_file stops it
-# and removes what it and its pods left. Load after helpers.
+# and removes what it and its pods left. Load after helpers. Users:
+# tests/integration/containerd.bats, bench/cri.bats.
 
 CRICTL=${CRICTL:-$ROOT_DIR/.cache/crictl-v1.26.1/crictl} # make deps-crictl
 
@@ -191,9 +192,15 @@ runp() {
 	local cfg id
 	cfg=$(pod_config "$@") || return
 	id=$(crictl runp "$cfg") || return
-	echo "$id" >>"$D/pods.list"
-	crictl inspectp "$id" | jq -r '.info.runtimeSpec.linux.namespaces[] | select(.type == "network") | .path // empty' >>"$D/netns.list"
+	note_pod "$id"
 	echo "$id"
+}
+
+# note_pod ID: note a pod's ID and network namespace for teardown_file,
+# which removes what containerd leaves of them.
+note_pod() {
+	echo "$1" >>"$D/pods.list"
+	crictl inspectp "$1" | jq -r '.info.runtimeSpec.linux.namespaces[] | select(.type == "network") | .path // empty' >>"$D/netns.list"
 }
 
 # run_ctr POD-ID POD-NAME NAME ARGS-JSON [EXTRA-JQ]: create and start a

@@ -5,7 +5,8 @@ bats_require_minimum_version 1.5.0
 # bundles under a temporary directory; teardown deletes its containers and
 # fails the test if a mount or pool entry of it is left behind.
 
-ROOT_DIR=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+# From this file, not the test file: bench/cri.bats loads it too.
+ROOT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 WRAPPER=$ROOT_DIR/bin/runc-userns
 REAL_RUNC=${REAL_RUNC:-/usr/sbin/runc}
 # A test pool far from any real user: 64 slots of 65536 from 3221225472.
