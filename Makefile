@@ -80,7 +80,7 @@ unit: ## go vet, unit tests with the race detector (glibc), and the packages wit
 	@# against the C library the binary links.
 	CC=$(BUILD_CC) $(GO) test -count=1 -tags $(BUILDTAGS) $$($(GO) list -tags $(BUILDTAGS) -f '{{if .CgoFiles}}{{.ImportPath}}{{end}}' ./...)
 
-bench: deps deps-upstream build ## Benchmarks against plain runc: bench/results/<time>.md and .jsonl (BENCH_N rounds, default 40)
+bench: deps deps-upstream deps-crictl build ## Benchmarks against plain runc: bench/results/<time>.md and .jsonl (BENCH_N rounds, default 40)
 	BUILD_CC=$(BUILD_CC) ./hack/bench.sh
 
 fuzz: ## Run every fuzz target for $(FUZZTIME) (executions, or a duration such as 30s)

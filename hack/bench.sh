@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make bench: measures runc-userns against plain runc in the same run and
-# writes bench/results/<time>.md (tables) and .jsonl (every measurement).
+# writes bench/results/<time>.md (tables) and .jsonl (every measurement);
+# section 6 runs bench/cri.bats under a private containerd.
 # Performance is reported, never asserted: this never fails on a slow
 # machine. BENCH_N rounds (default 40), interleaved, after 5 warm-up rounds.
 set -euo pipefail
@@ -183,5 +184,23 @@ done
 	go test -run '^$' -bench 'BenchmarkParse|BenchmarkLoad|BenchmarkBitmap|BenchmarkNewUserns' -benchtime 200x -count 3 \
 		./internal/oci/ ./pool/ ./libuserns/ 2>&1 | "$tmp/lifecycle" -mode gobench
 } >>"$report"
+# Last, so that a containerd that does not come up costs no other section:
+# a failed run puts the end of its output in the report instead of a table.
+{
+	echo
+	echo "## 6. Pod start under containerd (CRI)"
+	echo
+} >>"$report"
+if BENCH_N=$N BENCH_CRI_OUT=$tmp/cri.md REAL_RUNC=/usr/sbin/runc bats bench/cri.bats >"$tmp/cri.log" 2>&1; then
+	cat "$tmp/cri.md" >>"$report"
+else
+	{
+		echo "Not measured: \`bats bench/cri.bats\` failed. The end of its output:"
+		echo
+		echo '```'
+		tail -n 30 "$tmp/cri.log"
+		echo '```'
+	} >>"$report"
+fi
 cat "$report"
 echo "bench: report in $report, raw measurements in $raw"

@@ -1,0 +1,132 @@
+#!/usr/bin/env bats
+# make bench, section 6: what a whole pod start through containerd's CRI
+# costs with runc-userns against plain runc, measured in the same run,
+# interleaved: the number an operator pays per pod. The containerd suite's
+# private containerd (tests/integration/containerd.bash): its handler
+# `plain` runs $REAL_RUNC, its default handler runc-userns (contrib's
+# drop-in). Writes a Markdown section to $BENCH_CRI_OUT (to fd 3, the
+# terminal, without it). BENCH_N measured rounds (default 40) after 3
+# warm-up rounds. A time is reported, never asserted: the test fails only
+# if a pod does not start or stop, a variant is not what it claims, or a
+# pod or pool entry is left behind.
+
+load ../tests/integration/helpers
+load ../tests/integration/containerd
+
+# The variants, in the order each round runs them: table label, pod name
+# prefix, runtime handler (empty: the default, runc-userns), pod
+# annotations, the handler's runc root under $D, pool ranges a pod holds.
+labels=("runc" "runc-userns (exec-only)" "runc-userns (pool userns + idmap)")
+keys=(runc exec pool)
+handlers=(plain "" "")
+annotations=('{}' '{}' '{"runc-userns.io/userns": "auto"}')
+roots=(runc-plain runc runc)
+ranges=(0 0 1)
+
+# pod_round I ROUND OUT: one pod of variant I; appends "LABEL<tab>pod start
+# us<tab>pod teardown us" to OUT. Pod start: crictl runp, create and start
+# of a busybox `true`; then, untimed, the checks and the wait for it to
+# exit; pod teardown: crictl stopp and rmp.
+pod_round() {
+	local i=$1 cfg id c state t0 t1 t2 t3 n rt=()
+	cfg=$(pod_config "${keys[i]}-$2" "${annotations[i]}")
+	[ -z "${handlers[i]}" ] || rt=(--runtime "${handlers[i]}")
+	t0=${EPOCHREALTIME/[.,]/}
+	id=$(crictl runp "${rt[@]}" "$cfg")
+	c=$(crictl create "$id" "$D/true.ctr.json" "$cfg")
+	crictl start "$c" >/dev/null
+	t1=${EPOCHREALTIME/[.,]/}
+	note_pod "$id"
+	[ -d "$D/${roots[i]}/k8s.io/$id" ] || fail "${labels[i]}: pod $id is not under $D/${roots[i]}: another handler ran it"
+	[ "$(pool_count)" = "${ranges[i]}" ] || fail "${labels[i]}: the pool holds $(pool_count) ranges, not ${ranges[i]}"
+	for n in $(seq 600); do
+		state=$(crictl inspect "$c" | jq -r .status.state)
+		[ "$state" != CONTAINER_EXITED ] || break
+		sleep 0.05
+	done
+	[ "$state" = CONTAINER_EXITED ] || fail "${labels[i]}: container $c is $state, not exited, after $n polls"
+	t2=${EPOCHREALTIME/[.,]/}
+	rmpod "$id"
+	t3=${EPOCHREALTIME/[.,]/}
+	printf '%s\t%d\t%d\n' "${labels[i]}" $((t1 - t0)) $((t3 - t2)) >>"$3"
+}
+
+# table COLUMN FILE: a Markdown table of column COLUMN (2: pod start, 3: pod
+# teardown; microseconds) of FILE, a row a variant in their order in FILE,
+# ratio and difference of medians against the first.
+table() {
+	echo "| variant | median ms | min ms | max ms | vs runc | n |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	awk -F '\t' -v c="$1" '
+		!($1 in n) { order[++k] = $1 }
+		{ n[$1]++; s[$1, n[$1]] = $c / 1000 }
+		END {
+			for (i = 1; i <= k; i++) {
+				v = order[i]
+				m = n[v]
+				for (a = 2; a <= m; a++) { # insertion sort: BENCH_N values
+					x = s[v, a]
+					for (b = a - 1; b >= 1 && s[v, b] > x; b--) s[v, b + 1] = s[v, b]
+					s[v, b + 1] = x
+				}
+				med[v] = m % 2 ? s[v, (m + 1) / 2] : (s[v, m / 2] + s[v, m / 2 + 1]) / 2
+			}
+			for (i = 1; i <= k; i++) {
+				v = order[i]
+				printf "| %s | %.2f | %.2f | %.2f | %.2fx (%+.2f ms) | %d |\n", v, med[v], s[v, 1], s[v, n[v]],
+					med[v] / med[order[1]], med[v] - med[order[1]], n[v]
+			}
+		}' "$2"
+}
+
+@test "pod start and teardown under containerd's CRI: runc, runc-userns exec-only, runc-userns with a pool user namespace" {
+	local n=${BENCH_N:-40} r i t
+	ctr_config true '["true"]' >/dev/null
+	for r in $(seq -2 "$n"); do
+		for i in "${!labels[@]}"; do
+			if [ "$r" -le 0 ]; then
+				pod_round "$i" "w$((-r))" /dev/null
+			else
+				pod_round "$i" "$r" "$D/rounds.tsv"
+			fi
+		done
+	done
+	[ -z "$(crictl pods -q)" ] || fail "pods left: $(crictl pods)"
+	[ "$(pool_count)" = 0 ] || fail "pool entries left: $("$WRAPPER" pool ls)"
+	# What one crictl call costs alone: a Go program's start and exit.
+	for r in $(seq 11); do
+		t=${EPOCHREALTIME/[.,]/}
+		"$CRICTL" --version >/dev/null
+		echo $((${EPOCHREALTIME/[.,]/} - t))
+	done | sort -n | awk 'NR == 6 {printf "%.0f\n", $1 / 1000}' >"$D/crictl.ms"
+	{
+		echo "containerd $(containerd --version | awk '{print $3}') (a private one: tests/integration/containerd.bash),"
+		echo "crictl $("$CRICTL" --version | awk '{print $3}'), $("$REAL_RUNC" --version | sed -n 1p); runc-userns is the"
+		echo "default runtime handler as contrib's drop-in installs it, runc a second handler \`plain\`"
+		echo "(\`crictl runp --runtime plain\`)."
+		echo "Load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)."
+		echo "Medians of $n interleaved rounds (runc, exec-only, pool in turn) after 3 warm-up rounds; ratios against runc."
+		echo
+		echo "Pod start: \`crictl runp\` (pause sandbox, its own network namespace through CNI) + \`crictl create\` +"
+		echo "\`crictl start\` of a busybox \`true\`, wall time in the shell; the wait for it to exit is not timed."
+		echo "Each crictl call starts a Go program (\`crictl --version\` alone: $(cat "$D/crictl.ms") ms here, median of 11):"
+		echo "three in every pod start, two in every teardown, paid alike by every variant, so the differences"
+		echo "are containerd's, the shim's and the runtime's. \`exec-only\`: a pod without annotation, which the"
+		echo "wrapper passes to runc; \`pool\`: the pod annotation \`runc-userns.io/userns: auto\`, a user namespace"
+		echo "from the pool for sandbox and container, each rootfs an overlay over idmapped clones of its lower"
+		echo "layers."
+		echo
+		echo "Pod start:"
+		echo
+		table 2 "$D/rounds.tsv"
+		echo
+		echo "Pod teardown (\`crictl stopp\` + \`crictl rmp\`):"
+		echo
+		table 3 "$D/rounds.tsv"
+	} >"$D/report.md"
+	if [ -n "${BENCH_CRI_OUT:-}" ]; then
+		cat "$D/report.md" >"$BENCH_CRI_OUT"
+	else
+		cat "$D/report.md" >&3
+	fi
+}
