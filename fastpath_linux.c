@@ -668,7 +668,7 @@ static int valid_id(const char *id)
 }
 
 /* What runc's state.json of a delete's or exec's container says. */
-enum { STATE_UNSURE, STATE_UNSTAMPED, STATE_STAMPED };
+enum { STATE_UNSURE, STATE_UNSTAMPED, STATE_STAMPED, STATE_MISSING };
 
 /*
  * read_state reads <root>/<id>/state.json. STATE_UNSTAMPED: runc has
@@ -680,7 +680,8 @@ enum { STATE_UNSURE, STATE_UNSTAMPED, STATE_STAMPED };
  * delete removed it. Either way the file must be whole (a '{' first and a
  * '}' last, white space aside). runc writes it with encoding/json, which
  * never escapes a byte of the key, so a stamp cannot hide in an escape. A
- * relative --root is left to Go (filepath.Abs), as is a missing file.
+ * relative --root is left to Go (filepath.Abs). STATE_MISSING: there is no
+ * such file (runc does not have the container).
  */
 static int read_state(const struct fp_sys *sys, const char *root, const char *id, char **keep, long *keep_len)
 {
@@ -701,6 +702,8 @@ static int read_state(const struct fp_sys *sys, const char *root, const char *id
 	if (!buf)
 		return STATE_UNSURE;
 	len = sys->read(sys, FP_FILE_STATE, path, buf, FP_STATE_MAX);
+	if (len == FP_READ_ENOENT)
+		kind = STATE_MISSING;
 	if (len > 0) {
 		j.p = buf;
 		j.end = buf + len;
@@ -1028,39 +1031,81 @@ static int create_untouched(const struct fp_sys *sys, const struct conf *conf, c
 	return ok;
 }
 
-/* plan_release: whether the constructor may release what a stamped
- * delete's container held itself (fp_release), and where. Not with
- * --debug (delete.go logs where the time went), nor under a test's fault
- * injection (internal/fault), nor with a state dir the Go code would spell
- * otherwise. */
-static void plan_release(struct fp_plan *plan, const struct conf *conf, const char *root, const char *id, int debug,
-			 char *const *envp)
+/* release_state_dir: the state dir (into dir, FP_PATH_MAX bytes) in which
+ * the constructor may act for a delete of container id of root itself:
+ * release what it held (fp_release), or find that nothing of it is left
+ * (nothing_left). Not with --debug (delete.go logs where the time went),
+ * nor under a test's fault injection (internal/fault), nor with a state
+ * dir or root the Go code would spell otherwise. */
+static int release_state_dir(const struct conf *conf, const char *root, const char *id, int debug, char *const *envp,
+			     char *dir)
 {
-	const char *dir = FP_DEFAULT_STATE_DIR;
+	const char *sd = FP_DEFAULT_STATE_DIR;
 	size_t n = sizeof FP_DEFAULT_STATE_DIR - 1;
 	const char *v;
 
 	if (debug || conf->unsure)
-		return;
+		return 0;
 	v = fp_getenv(envp, "RUNC_USERNS_TEST_KILL_AT");
 	if (v && *v)
-		return;
+		return 0;
 	v = fp_getenv(envp, "RUNC_USERNS_TEST_STOP_AT");
 	if (v && *v)
-		return;
+		return 0;
 	if (conf->state_dir && conf->state_dir_n > 0) {
-		dir = conf->state_dir;
+		sd = conf->state_dir;
 		n = conf->state_dir_n;
 	}
-	if (n >= sizeof plan->state_dir || strlen(root) >= sizeof plan->root || strlen(id) > FP_ID_MAX)
-		return;
-	memcpy(plan->state_dir, dir, n);
-	plan->state_dir[n] = '\0';
-	if (!clean_abs(plan->state_dir) || !clean_abs(root))
+	if (n >= FP_PATH_MAX || strlen(root) >= FP_PATH_MAX || strlen(id) > FP_ID_MAX)
+		return 0;
+	memcpy(dir, sd, n);
+	dir[n] = '\0';
+	return clean_abs(dir) && clean_abs(root);
+}
+
+/* plan_release: whether the constructor may release what a stamped
+ * delete's container held itself (fp_release), and where. */
+static void plan_release(struct fp_plan *plan, const struct conf *conf, const char *root, const char *id, int debug,
+			 char *const *envp)
+{
+	if (!release_state_dir(conf, root, id, debug, envp, plan->state_dir))
 		return;
 	strcpy(plan->root, root);
 	strcpy(plan->id, id);
 	plan->release = 1;
+}
+
+/*
+ * nothing_left: a delete of container id of root, which runc does not have
+ * (no state.json), finds nothing of the wrapper's to release: no in-flight
+ * marker and no container directory in the state dir. delete.go would run
+ * runc's delete (which says the container does not exist, or nothing with
+ * --force), then look for those and release nothing: containerd's shim
+ * deletes every container a second time, with --force, after the first
+ * delete removed it. Every create the wrapper acts on makes its marker
+ * before it takes anything and removes it after everything else
+ * (inflight.go, delete.go's release), so a container with no marker holds
+ * nothing: the pool's records are not read. A marker or directory of any
+ * kind (anything but "no such file") leaves the call to the Go code.
+ */
+static int nothing_left(const struct fp_sys *sys, const struct conf *conf, const char *root, const char *id, int debug,
+			char *const *envp)
+{
+	char dir[FP_PATH_MAX], hash[13], name[FP_ID_MAX + 16], sub[FP_PATH_MAX], path[FP_PATH_MAX];
+
+	if (!release_state_dir(conf, root, id, debug, envp, dir))
+		return 0;
+	fp_root_hash(root, strlen(root), hash);
+	snprintf(name, sizeof name, "%s-%s", hash, id);
+	/* layout.go: <state dir>/inflight/<hash>-<id> and
+	 * <state dir>/containers/<hash>/<id>. */
+	if (!join(dir, strlen(dir), "inflight", sub, sizeof sub) || !join(sub, strlen(sub), name, path, sizeof path) ||
+	    sys->exists(sys, path))
+		return 0;
+	if (!join(dir, strlen(dir), "containers", path, sizeof path) || !join(path, strlen(path), hash, sub, sizeof sub) ||
+	    !join(sub, strlen(sub), id, path, sizeof path))
+		return 0;
+	return !sys->exists(sys, path);
 }
 
 int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, char *runtime, size_t cap,
@@ -1138,6 +1183,10 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 
 		switch (read_state(sys, root, id, keep, state_len)) {
 		case STATE_UNSTAMPED:
+			break;
+		case STATE_MISSING:
+			if (kind != ARGV_DELETE || !nothing_left(sys, &conf, root, id, debug, envp))
+				return FP_GO;
 			break;
 		case STATE_STAMPED:
 			if (!keep)

@@ -336,6 +336,8 @@ func TestFastpathDeleteExec(t *testing.T) {
 	unreadable := plain
 	unreadable.stateUnreadable = true
 	noState := state("/nosuch", fpState)
+	withPresent := func(s fastpathSys, paths ...string) fastpathSys { s.present = paths; return s }
+	withConfig := func(s fastpathSys, cfg string) fastpathSys { s.config = []byte(cfg); return s }
 	big := func(n int) fastpathSys { // a whole state.json of n bytes
 		return state("", "{"+strings.Repeat(" ", n-2)+"}")
 	}
@@ -371,7 +373,20 @@ func TestFastpathDeleteExec(t *testing.T) {
 		{"the key anywhere", []string{"delete", "c"}, env, state("", `{"env":["X=runc-userns.io/stamp"]}`), "spawn:/opt/runc"},
 		{"the key anywhere, exec", []string{"exec", "c"}, env, state("", `{"env":["X=runc-userns.io/stamp"]}`), ""},
 		{"the key cut short", []string{"delete", "c"}, env, state("", `{"env":["X=runc-userns.io/stam"]}`), "/opt/runc"},
-		{"delete, no state.json", []string{"delete", "c"}, env, noState, ""},
+		// A container runc does not have: runc's delete, when nothing of
+		// ours is left for it (containerd's second delete, --force).
+		{"delete, no state.json, nothing of ours", []string{"delete", "c"}, env, noState, "/opt/runc"},
+		{"delete --force, no state.json, nothing of ours", []string{"--root", "/r", "delete", "--force", "c"}, env, noState, "/opt/runc"},
+		{"delete, no state.json, its in-flight marker", []string{"delete", "c"}, env, withPresent(noState, "/run/runc-userns/inflight/"+rootHash("/run/runc")+"-c"), ""},
+		{"delete, no state.json, its container directory", []string{"delete", "c"}, env, withPresent(noState, "/run/runc-userns/containers/"+rootHash("/run/runc")+"/c"), ""},
+		{"delete --root, no state.json, its in-flight marker", []string{"--root", "/r", "delete", "c"}, env, withPresent(noState, "/run/runc-userns/inflight/"+rootHash("/r")+"-c"), ""},
+		{"delete --root, no state.json, another root's marker", []string{"--root", "/r", "delete", "c"}, env, withPresent(noState, "/run/runc-userns/inflight/"+rootHash("/run/runc")+"-c"), "/opt/runc"},
+		{"delete, no state.json, another container's marker", []string{"delete", "c"}, env, withPresent(noState, "/run/runc-userns/inflight/"+rootHash("/run/runc")+"-c2"), "/opt/runc"},
+		{"delete, no state.json, the configured stateDir's marker", []string{"delete", "c"}, env, withPresent(withConfig(noState, `{"runtime": "/opt/runc", "stateDir": "/sd"}`), "/sd/inflight/"+rootHash("/run/runc")+"-c"), ""},
+		{"delete, no state.json, the default stateDir's marker, another configured", []string{"delete", "c"}, env, withPresent(withConfig(noState, `{"runtime": "/opt/runc", "stateDir": "/sd"}`), "/run/runc-userns/inflight/"+rootHash("/run/runc")+"-c"), "/opt/runc"},
+		{"delete, no state.json, no config file", []string{"delete", "c"}, []string{"PATH=/usr/sbin"}, func() fastpathSys { s := noState; s.configPath = ""; return s }(), "/usr/sbin/runc"},
+		{"delete, no state.json, --debug", []string{"--debug", "delete", "c"}, env, noState, ""},
+		{"delete, no state.json, fault injection", []string{"delete", "c"}, append([]string{"RUNC_USERNS_TEST_KILL_AT=released"}, env...), noState, ""},
 		{"exec, no state.json", []string{"exec", "c", "true"}, env, noState, ""},
 		{"unreadable (not a regular file)", []string{"delete", "c"}, env, unreadable, ""},
 		{"truncated", []string{"exec", "c"}, env, state("", fpState[:40]), ""},
@@ -524,6 +539,9 @@ var fastCommands = map[string]bool{
 // runc.Find's search finds on PATH. Whenever it would start R early, the
 // same holds of a delete whose state holds the stamp, and it keeps those
 // bytes for the Go code (which then runs R before it changes anything).
+// A state starting with a NUL byte stands for no state.json at all: then
+// only a delete may exec R, without --debug (the fake state dir holds
+// nothing of ours: delete.go would run R and release nothing).
 func FuzzFastPath(f *testing.F) {
 	f.Add([]byte("state\x00c"), []byte(`{"runtime":"/opt/runc"}`), "/usr/sbin", []byte(`{}`))
 	f.Add([]byte("--root\x00/r\x00kill\x00c\x00KILL"), []byte(`{}`), "/usr/local/sbin:/usr/sbin", []byte(`{}`))
@@ -533,12 +551,18 @@ func FuzzFastPath(f *testing.F) {
 	f.Add([]byte("delete\x00-f\x00c"), []byte(`{}`), "/usr/sbin", []byte(fpState))
 	f.Add([]byte("--root\x00/r\x00delete\x00--force\x00c"), []byte(`{"runtime":"/opt/runc"}`), "/usr/sbin", []byte(fpStamped))
 	f.Add([]byte("--root=/x/..//r\x00exec\x00-t\x00--cwd\x00/\x00c\x00sh"), []byte(`{}`), "/usr/sbin", []byte(fpStamped))
+	f.Add([]byte("--root\x00/r\x00delete\x00--force\x00c"), []byte(`{"runtime":"/opt/runc"}`), "/usr/sbin", []byte("\x00"))
+	f.Add([]byte("--debug\x00delete\x00c"), []byte(`{}`), "/usr/sbin", []byte("\x00"))
 	f.Fuzz(func(t *testing.T, argvBytes, raw []byte, pathEnv string, state []byte) {
 		if bytes.IndexByte([]byte(pathEnv), 0) >= 0 {
 			return // not an environment string
 		}
 		args := strings.Split(string(argvBytes), "\x00")
 		sys := fastpathSys{configPath: "/cfg.json", config: raw, files: fpFiles, statePath: "*", state: state}
+		missing := len(state) > 0 && state[0] == 0
+		if missing {
+			sys.statePath = ""
+		}
 		v := fastpathDecide(append([]string{"runc-userns"}, args...),
 			[]string{"RUNC_USERNS_CONFIG=/cfg.json", "PATH=" + pathEnv}, sys)
 		if v.kind == verdictGo {
@@ -559,6 +583,12 @@ func FuzzFastPath(f *testing.F) {
 			}
 			if want := filepath.Join(inv.Root, inv.ID, "state.json"); read != want {
 				t.Fatalf("fast path for %q read %q; the Go code reads %q", args, read, want)
+			}
+			if missing {
+				if inv.Command != "delete" || v.kind != verdictExec || inv.Debug || v.state != nil {
+					t.Fatalf("verdict %d for %q with no state.json: only a delete without --debug may exec runc", v.kind, args)
+				}
+				break
 			}
 			stamped := bytes.Contains(state, []byte(oci.AnnotationStamp))
 			switch {

@@ -29,6 +29,10 @@ traced() {
 		"$WRAPPER" --root "$RUNC_ROOT" "$@"
 }
 
+# root_hash ROOT: layout.go's rootHash, the name of a runc root in the
+# state dir (ROOT clean and absolute).
+root_hash() { printf %s "$1" | sha256sum | cut -c1-12; }
+
 # traced_alone NAME ARGS...: traced, but the wrapper's process alone (no
 # -f): strace waits for every process it follows, and a created
 # container's init lives until start.
@@ -286,11 +290,22 @@ go_path_taken() {
 	run -0 traced delete delete c1 --force
 	fast_path_taken delete
 	[ ! -e "$RUNC_ROOT/c1" ]
-	# No state.json: the Go code (delete then releases by pool
-	# membership), and runc's error.
+	# No state.json and nothing of ours left for it (containerd's second
+	# delete, --force, of every container): runc's delete, and its error.
 	run -1 traced gone delete c1
-	go_path_taken gone
+	fast_path_taken gone
 	[[ "$output" == *"does not exist"* ]]
+	run -0 traced goneforce delete --force c1
+	fast_path_taken goneforce
+	# No state.json, but an in-flight marker of the ID (a create killed
+	# before runc had the container): the Go code, which releases by the
+	# pool's records.
+	mkdir -p "$STATE_DIR/inflight"
+	touch "$STATE_DIR/inflight/$(root_hash "$RUNC_ROOT")-c1"
+	run -1 traced marked delete c1
+	go_path_taken marked
+	[[ "$output" == *"does not exist"* ]]
+	[ ! -e "$STATE_DIR/inflight/$(root_hash "$RUNC_ROOT")-c1" ]
 	# The Go code, for comparison.
 	b=$(setup_bundle c2)
 	wrapper create --bundle "$b" c2 </dev/null >/dev/null
@@ -414,7 +429,7 @@ go_path_taken() {
 	[ "$(pool_json | jq length)" = 2 ]
 	for argv in "exec p1 true" "exec p1 sh -c exit\ 3" "exec p1 nosuchcommand" "exec -t=false p1 echo x" \
 		"exec u1 id -u" "exec nosuchid true" "exec ../x true" "exec p1" "exec --help" \
-		"delete nosuchid" "delete ../x" "delete p1" "delete u1" "delete --help" "delete p1 u1"; do
+		"delete nosuchid" "delete --force nosuchid" "delete ../x" "delete p1" "delete u1" "delete --help" "delete p1 u1"; do
 		# shellcheck disable=SC2086 # split on purpose
 		capture fast "$WRAPPER" --root "$RUNC_ROOT" $argv
 		# shellcheck disable=SC2086
