@@ -22,7 +22,13 @@ setup_file() {
 			fail "containerd-shim-runc-v2 on PATH is $(command -v containerd-shim-runc-v2), not beside $(command -v containerd)"
 	fi
 	export D
-	D=$(mktemp -d /tmp/runc-userns-ctrd.XXXXXX)
+	# No "runc-userns" in $D, the network's or the cgroup parent's name:
+	# they reach every spec containerd writes (log directory, mounts,
+	# cgroupsPath), and the constructor leaves a spec that mentions
+	# runc-userns anywhere to the Go code (fastpath_linux.c,
+	# plain_string). A node's specs do not: pods without the annotation
+	# take the fast path here as they do there.
+	D=$(mktemp -d /tmp/ctrd-e2e.XXXXXX)
 	# What containerd makes on the host when missing, removed in teardown
 	# as far as it is empty:
 	# - /run/containerd: containerd 1.6 puts shim sockets under
@@ -33,7 +39,7 @@ setup_file() {
 	# - /var/lib/cni: libcni's cache of each pod's result.
 	note_missing "$D/made" /run/containerd /run/nri /run/netns /var/lib/cni
 	chmod 0711 "$D"
-	export CNI_NET=runc-userns-test-$(basename "$D" | tr -dc 'a-zA-Z0-9')
+	export CNI_NET=ctrd-e2e-$(basename "$D" | tr -dc 'a-zA-Z0-9')
 	# A cgroup parent of the suite's own for pods and ctr's containers:
 	# containerd's defaults (/k8s.io/ID, /NAMESPACE/ID) would leave
 	# /k8s.io and /test behind in every hierarchy.
