@@ -1224,10 +1224,12 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
  * container's in-flight marker with its claim (the owner and host ID the
  * pool gave it; written by the wrapper under the pool's lock, in a
  * directory only root can write), the container directory holds only
- * staging mounts, the pool holds the owner's record in the current format
+ * staging mounts and the record of the network namespace runc < 1.3 was
+ * started in (netjoin.go: every pod under containerd or CRI-O on such a
+ * runc has one), the pool holds the owner's record in the current format
  * with this container among its members, and, when it was the last one,
  * the pod directory only the pin, its mapping and cgroup files. Anything
- * else (a PID-join pin, a netns record, a temporary file, an older
+ * else (a PID-join pin, a temporary file, an older
  * pool.json, a lock someone holds, an error) and it returns: the Go code
  * then waits for the same runc, already exited, and runs delete.go's
  * release, which is idempotent and reports what went wrong in runc's log
@@ -1617,18 +1619,24 @@ static int detach_remove(const char *path)
 }
 
 /* remove_staged is create.go's removeStaged for a container directory that
- * holds only rootfs, mounts and layers. */
+ * holds only rootfs, mounts and layers, and the netns record (a file). */
 static int remove_staged(const char *cdir)
 {
-	static const char *const staging[] = {"rootfs", "mounts", "layers", NULL};
+	/* The staging mounts, then the record. */
+	static const char *const names[] = {"rootfs", "mounts", "layers", "netns", NULL};
 	static struct path_fn detach_remove_fn = {detach_remove};
-	char path[3][FP_PATH_MAX];
+	char path[3][FP_PATH_MAX], rec[FP_PATH_MAX];
 	int i;
 
-	if (!only_names(cdir, staging))
+	if (!only_names(cdir, names))
+		return 0;
+	/* The record first: a file whatever it holds (runc has deleted the
+	 * container; nothing reads it any more). Anything else by that name
+	 * is left to the Go code. */
+	if (!path_join(rec, sizeof rec, cdir, "netns") || (unlink(rec) != 0 && errno != ENOENT))
 		return 0;
 	for (i = 0; i < 3; i++)
-		if (!path_join(path[i], sizeof path[i], cdir, staging[i]) || !detach(path[i]))
+		if (!path_join(path[i], sizeof path[i], cdir, names[i]) || !detach(path[i]))
 			return 0;
 	/* stagedEntries: what mounts and layers hold, each detached, then
 	 * removed (a staged bind of a file is a file), in one pass. */

@@ -282,9 +282,22 @@ func TestFastRelease(t *testing.T) {
 			}},
 		{name: "no pool records (none allocated)", ids: []string{"sb"}, release: "sb", cOK: true,
 			prep: func(t *testing.T, stateDir, root string) { removeAll(t, filepath.Join(stateDir, pool.RecordDir)) }},
-		{name: "a netns record in the container dir", ids: []string{"sb"}, release: "sb",
+		// runc < 1.3 under containerd or CRI-O: every pod's containers
+		// have one (netjoin.go).
+		{name: "a netns record in the container dir", ids: []string{"sb"}, release: "sb", cOK: true,
 			prep: func(t *testing.T, stateDir, root string) {
 				writeFile(t, layout(stateDir).netjoinRecord(root, "sb"), "1 2 /x")
+			}},
+		{name: "a netns record that is a directory", ids: []string{"sb"}, release: "sb",
+			prep: func(t *testing.T, stateDir, root string) {
+				if err := os.Mkdir(layout(stateDir).netjoinRecord(root, "sb"), 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		{name: "a netns record's temp file", ids: []string{"sb"}, release: "sb",
+			prep: func(t *testing.T, stateDir, root string) {
+				writeFile(t, layout(stateDir).netjoinRecord(root, "sb"), "1 2 /x")
+				writeFile(t, filepath.Join(layout(stateDir).containerDir(root, "sb"), ".netns.tmp-123"), "")
 			}},
 		{name: "a temp file in the pod dir", ids: []string{"sb"}, release: "sb",
 			prep: func(t *testing.T, stateDir, root string) {

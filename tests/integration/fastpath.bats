@@ -358,6 +358,36 @@ go_path_taken() {
 	[ -z "$(find "$STATE_DIR/pods" "$STATE_DIR/inflight" "$STATE_DIR/containers" -mindepth 1)" ]
 }
 
+@test "a pod in a network namespace made elsewhere (containerd's CNI netns): its deletes release without the Go runtime, netns records included" {
+	touch "$TESTDIR/netns"
+	unshare --net="$TESTDIR/netns" true
+	sb=$(pooled_bundle sb)
+	app=$(pooled_bundle app)
+	for b in "$sb" "$app"; do
+		update_config "$b" '.linux.namespaces |= map(if .type == "network" then .path = "'"$TESTDIR/netns"'" else . end)'
+	done
+	as_pod "$sb" sb sandbox
+	as_pod "$app" sb container
+	start_container "$sb" sb
+	start_container "$app" app
+	version=$("$REAL_RUNC" --version | awk 'NR == 1 {print $3}')
+	if [[ "$version" == 1.[012].* ]]; then
+		# runc < 1.3: the wrapper started runc in the namespace and
+		# recorded it (netjoin.go).
+		[ -f "$(echo "$STATE_DIR"/containers/*/app/netns)" ]
+		[ -f "$(echo "$STATE_DIR"/containers/*/sb/netns)" ]
+	fi
+	run -0 traced app delete --force app
+	run ! go_runtime_ran app
+	[ "$(pool_json | jq -c '.[0].members')" = '["sb"]' ]
+	run -0 traced sb delete --force sb
+	run ! go_runtime_ran sb
+	[ "$(pool_json | jq length)" = 0 ]
+	[ -z "$(find "$STATE_DIR/pods" "$STATE_DIR/inflight" "$STATE_DIR/containers" -mindepth 1)" ]
+	umount "$TESTDIR/netns"
+	[ -z "$(test_mounts)" ]
+}
+
 @test "delete --debug of a pooled container goes through the Go code, which logs where its time went" {
 	b=$(pooled_bundle c1)
 	start_container "$b" c1
