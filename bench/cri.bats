@@ -53,28 +53,37 @@ pod_round() {
 
 # table COLUMN FILE: a Markdown table of column COLUMN (2: pod start, 3: pod
 # teardown; microseconds) of FILE, a row a variant in their order in FILE,
-# ratio and difference of medians against the first.
+# ratio and difference of medians against the first, and the median of the
+# differences to the first variant's pod of the same round (FILE holds
+# each round's pods in turn): the round-to-round drift of this VM (tens of
+# ms) cancels out of it.
 table() {
-	echo "| variant | median ms | min ms | max ms | vs runc | n |"
-	echo "|---|---:|---:|---:|---:|---:|"
+	echo "| variant | median ms | min ms | max ms | vs runc | paired Δ ms | n |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
 	awk -F '\t' -v c="$1" '
+		function sort(a, key, m,    i, j, x) { # insertion sort of a[key, 1..m]: BENCH_N values
+			for (i = 2; i <= m; i++) {
+				x = a[key, i]
+				for (j = i - 1; j >= 1 && a[key, j] > x; j--) a[key, j + 1] = a[key, j]
+				a[key, j + 1] = x
+			}
+		}
+		function median(a, key, m) { return m % 2 ? a[key, (m + 1) / 2] : (a[key, m / 2] + a[key, m / 2 + 1]) / 2 }
 		!($1 in n) { order[++k] = $1 }
-		{ n[$1]++; s[$1, n[$1]] = $c / 1000 }
+		$1 == order[1] { base = $c / 1000 }
+		{ n[$1]++; s[$1, n[$1]] = $c / 1000; d[$1, n[$1]] = $c / 1000 - base }
 		END {
 			for (i = 1; i <= k; i++) {
 				v = order[i]
-				m = n[v]
-				for (a = 2; a <= m; a++) { # insertion sort: BENCH_N values
-					x = s[v, a]
-					for (b = a - 1; b >= 1 && s[v, b] > x; b--) s[v, b + 1] = s[v, b]
-					s[v, b + 1] = x
-				}
-				med[v] = m % 2 ? s[v, (m + 1) / 2] : (s[v, m / 2] + s[v, m / 2 + 1]) / 2
+				sort(s, v, n[v])
+				sort(d, v, n[v])
+				med[v] = median(s, v, n[v])
+				dmed[v] = median(d, v, n[v])
 			}
 			for (i = 1; i <= k; i++) {
 				v = order[i]
-				printf "| %s | %.2f | %.2f | %.2f | %.2fx (%+.2f ms) | %d |\n", v, med[v], s[v, 1], s[v, n[v]],
-					med[v] / med[order[1]], med[v] - med[order[1]], n[v]
+				printf "| %s | %.2f | %.2f | %.2f | %.2fx (%+.2f ms) | %+.2f | %d |\n", v, med[v], s[v, 1], s[v, n[v]],
+					med[v] / med[order[1]], med[v] - med[order[1]], dmed[v], n[v]
 			}
 		}' "$2"
 }
@@ -105,7 +114,8 @@ table() {
 		echo "default runtime handler as contrib's drop-in installs it, runc a second handler \`plain\`"
 		echo "(\`crictl runp --runtime plain\`)."
 		echo "Load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)."
-		echo "Medians of $n interleaved rounds (runc, exec-only, pool in turn) after 3 warm-up rounds; ratios against runc."
+		echo "Medians of $n interleaved rounds (runc, exec-only, pool in turn) after 3 warm-up rounds; ratios against runc;"
+		echo "\"paired Δ\": the median, over the rounds, of a pod's time minus the runc pod's of the same round."
 		echo
 		echo "Pod start: \`crictl runp\` (pause sandbox, its own network namespace through CNI) + \`crictl create\` +"
 		echo "\`crictl start\` of a busybox \`true\`, wall time in the shell; the wait for it to exit is not timed."
