@@ -359,17 +359,7 @@ go_path_taken() {
 }
 
 @test "a pod in a network namespace made elsewhere (containerd's CNI netns): its deletes release without the Go runtime, netns records included" {
-	touch "$TESTDIR/netns"
-	unshare --net="$TESTDIR/netns" true
-	sb=$(pooled_bundle sb)
-	app=$(pooled_bundle app)
-	for b in "$sb" "$app"; do
-		update_config "$b" '.linux.namespaces |= map(if .type == "network" then .path = "'"$TESTDIR/netns"'" else . end)'
-	done
-	as_pod "$sb" sb sandbox
-	as_pod "$app" sb container
-	start_container "$sb" sb
-	start_container "$app" app
+	pod_elsewhere sb app
 	version=$("$REAL_RUNC" --version | awk 'NR == 1 {print $3}')
 	if [[ "$version" == 1.[012].* ]]; then
 		# runc < 1.3: the wrapper started runc in the namespace and

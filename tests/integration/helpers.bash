@@ -79,6 +79,41 @@ pooled_bundle() {
 	echo "$b"
 }
 
+# netns_elsewhere: a network namespace made outside any container, pinned
+# at $TESTDIR/netns, as containerd's and CRI-O's CNI namespaces are (the
+# host's user namespace owns it). The test unmounts it: teardown_env fails
+# on a mount left under the test dir.
+netns_elsewhere() {
+	touch "$TESTDIR/netns"
+	unshare --net="$TESTDIR/netns" true
+}
+
+# join_netns PATH BUNDLE...: each bundle's network namespace entry joins
+# the namespace at PATH.
+join_netns() {
+	local ns=$1 b
+	shift
+	for b in "$@"; do
+		update_config "$b" '.linux.namespaces |= map(if .type == "network" then .path = "'"$ns"'" else . end)'
+	done
+}
+
+# pod_elsewhere SANDBOX APP: a pod with a pool user namespace, its sandbox
+# and one app container (bundles $TESTDIR/SANDBOX and $TESTDIR/APP),
+# started in a network namespace made elsewhere (netns_elsewhere), as
+# containerd and CRI-O run every pod.
+pod_elsewhere() {
+	local sb app
+	netns_elsewhere
+	sb=$(pooled_bundle "$1")
+	app=$(pooled_bundle "$2")
+	join_netns "$TESTDIR/netns" "$sb" "$app"
+	as_pod "$sb" "$1" sandbox
+	as_pod "$app" "$1" container
+	start_container "$sb" "$1"
+	start_container "$app" "$2"
+}
+
 # create_to_file ID BUNDLE: create ID, its output in a file, setting status
 # and output as `run` does (a pipe would be held by the container's init
 # should the create reach runc, and `run` would wait for it).

@@ -384,13 +384,12 @@ refused() {
 }
 
 @test "a joiner of a pool target that joins a network namespace made elsewhere: sysfs becomes a read-only bind (runc >= 1.3; refused before)" {
-	touch "$TESTDIR/netns"
-	unshare --net="$TESTDIR/netns" true
+	netns_elsewhere
 	t=$(target_bundle target)
 	d=$(setup_bundle debug)
 	annotate "$t" runc-userns.io/userns auto
 	set_pid_path "$d" container:target
-	update_config "$d" '.linux.namespaces |= map(if .type == "network" then .path = "'"$TESTDIR/netns"'" else . end)'
+	join_netns "$TESTDIR/netns" "$d"
 	start_container "$t" target
 	version=$("$REAL_RUNC" --version | awk 'NR == 1 {print $3}')
 	if [[ "$version" == 1.[012].* ]]; then

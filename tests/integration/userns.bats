@@ -308,11 +308,10 @@ uid_map_of() {
 }
 
 @test "a rerun of a bundle whose only mount edit was sysfs (a CNI network namespace) starts from the caller's mounts" {
-	touch "$TESTDIR/netns"
-	unshare --net="$TESTDIR/netns" true
+	netns_elsewhere
 	b=$(pooled_bundle rr)
-	update_config "$b" '.linux.namespaces |= map(if .type == "network" then .path = "'"$TESTDIR/netns"'" else . end)
-		| .process.args = ["true"]'
+	join_netns "$TESTDIR/netns" "$b"
+	update_config "$b" '.process.args = ["true"]'
 	orig=$(jq -c .mounts "$b/config.json")
 	run -0 wrapper run --bundle "$b" rr </dev/null
 	[ "$(jq -r '.mounts[] | select(.destination == "/sys") | .type' "$b/config.json")" = bind ]
@@ -362,18 +361,8 @@ uid_map_of() {
 }
 
 @test "a pod joining a network namespace made elsewhere (as containerd's CNI netns) runs, exec included; sysfs becomes a read-only bind; its net sysctls are written" {
-	touch "$TESTDIR/netns"
-	unshare --net="$TESTDIR/netns" true
-	sb=$(setup_bundle sandbox)
-	app=$(setup_bundle app)
-	for b in "$sb" "$app"; do
-		annotate "$b" runc-userns.io/userns auto
-		update_config "$b" '.linux.namespaces |= map(if .type == "network" then .path = "'"$TESTDIR/netns"'" else . end)'
-	done
-	as_pod "$sb" sandbox sandbox
-	as_pod "$app" sandbox container
-	start_container "$sb" sandbox
-	start_container "$app" app
+	pod_elsewhere sandbox app
+	app=$TESTDIR/app
 	want=$(nsenter --net="$TESTDIR/netns" readlink /proc/self/ns/net)
 	for c in sandbox app; do
 		[ "$(cexec $c readlink /proc/self/ns/net)" = "$want" ]
