@@ -8,7 +8,10 @@ package main
 // flags oci.Parse scans completely, of a valid container ID whose runc
 // state.json is whole and holds no oci.AnnotationStamp (a container the
 // wrapper never edited: delete has nothing to release, exec no network
-// namespace to enter), and for a create whose spec asks nothing of the
+// namespace to enter), for a delete of an ID runc no longer has when
+// nothing of ours is left for it (no in-flight marker, no container
+// directory: containerd's second delete of every container), and for a
+// create whose spec asks nothing of the
 // wrapper (no annotation of ours, no user namespace, mapping or idmap
 // request, no container:<ID> join, not an app container of a pod with a
 // pinned pool user namespace). The Go runtime's start-up alone costs several
