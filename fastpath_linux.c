@@ -1075,6 +1075,23 @@ static void plan_release(struct fp_plan *plan, const struct conf *conf, const ch
 	plan->release = 1;
 }
 
+static int path_join(char *out, size_t cap, const char *dir, const char *name);
+
+/* container_paths names what layout.go keeps of container id of runc root
+ * root (both clean and absolute) in state_dir, FP_PATH_MAX bytes each: its
+ * in-flight marker, <state dir>/inflight/<hash>-<id>, and its container
+ * directory, <state dir>/containers/<hash>/<id>. */
+static int container_paths(const char *state_dir, const char *root, const char *id, char *marker, char *cdir)
+{
+	char hash[13], name[FP_ID_MAX + 16];
+
+	fp_root_hash(root, strlen(root), hash);
+	snprintf(name, sizeof name, "%s-%s", hash, id);
+	return path_join(marker, FP_PATH_MAX, state_dir, "inflight") && path_join(marker, FP_PATH_MAX, marker, name) &&
+	       path_join(cdir, FP_PATH_MAX, state_dir, "containers") && path_join(cdir, FP_PATH_MAX, cdir, hash) &&
+	       path_join(cdir, FP_PATH_MAX, cdir, id);
+}
+
 /*
  * nothing_left: a delete of container id of root, which runc does not have
  * (no state.json), finds nothing of the wrapper's to release: no in-flight
@@ -1091,21 +1108,10 @@ static void plan_release(struct fp_plan *plan, const struct conf *conf, const ch
 static int nothing_left(const struct fp_sys *sys, const struct conf *conf, const char *root, const char *id, int debug,
 			char *const *envp)
 {
-	char dir[FP_PATH_MAX], hash[13], name[FP_ID_MAX + 16], sub[FP_PATH_MAX], path[FP_PATH_MAX];
+	char dir[FP_PATH_MAX], marker[FP_PATH_MAX], cdir[FP_PATH_MAX];
 
-	if (!release_state_dir(conf, root, id, debug, envp, dir))
-		return 0;
-	fp_root_hash(root, strlen(root), hash);
-	snprintf(name, sizeof name, "%s-%s", hash, id);
-	/* layout.go: <state dir>/inflight/<hash>-<id> and
-	 * <state dir>/containers/<hash>/<id>. */
-	if (!join(dir, strlen(dir), "inflight", sub, sizeof sub) || !join(sub, strlen(sub), name, path, sizeof path) ||
-	    sys->exists(sys, path))
-		return 0;
-	if (!join(dir, strlen(dir), "containers", path, sizeof path) || !join(path, strlen(path), hash, sub, sizeof sub) ||
-	    !join(sub, strlen(sub), id, path, sizeof path))
-		return 0;
-	return !sys->exists(sys, path);
+	return release_state_dir(conf, root, id, debug, envp, dir) && container_paths(dir, root, id, marker, cdir) &&
+	       !sys->exists(sys, marker) && !sys->exists(sys, cdir);
 }
 
 int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, char *runtime, size_t cap,
@@ -1830,7 +1836,7 @@ static int unpin_pod(const char *state_dir, const char *owner)
 
 int fp_release(const char *state_dir, const char *root, const char *id)
 {
-	char hash[13], dir[FP_PATH_MAX], marker[FP_PATH_MAX], name[FP_ID_MAX + 16], path[FP_PATH_MAX], buf[FP_PATH_MAX + 2048];
+	char marker[FP_PATH_MAX], cdir[FP_PATH_MAX], path[FP_PATH_MAX], buf[FP_PATH_MAX + 2048];
 	struct fp_claim claim;
 	struct stat st;
 	long len;
@@ -1838,11 +1844,9 @@ int fp_release(const char *state_dir, const char *root, const char *id)
 
 	if (!valid_id(id) || !clean_abs(state_dir) || !clean_abs(root))
 		return 0;
-	fp_root_hash(root, strlen(root), hash);
-	snprintf(name, sizeof name, "%s-%s", hash, id);
 	/* holdForRelease: the marker, locked without waiting, still the file
 	 * its path names, and runc without the container. */
-	if (!path_join(dir, sizeof dir, state_dir, "inflight") || !path_join(marker, sizeof marker, dir, name))
+	if (!container_paths(state_dir, root, id, marker, cdir))
 		return 0;
 	fd = open(marker, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
@@ -1858,8 +1862,7 @@ int fp_release(const char *state_dir, const char *root, const char *id)
 		goto out;
 	/* release: the container's leftovers, its range, the pod's pin when
 	 * it was the last member, the marker last. */
-	if (!path_join(path, sizeof path, state_dir, "containers") || !path_join(path, sizeof path, path, hash) ||
-	    !path_join(path, sizeof path, path, id) || !remove_staged(path))
+	if (!remove_staged(cdir))
 		goto out;
 	if (!pool_leave(state_dir, &claim, root, id, &freed))
 		goto out;
