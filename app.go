@@ -30,6 +30,7 @@ type app struct {
 // fail reports err like runc's fatal() and returns exit status 1, after the
 // early runc, if any, has finished: never an orphan behind a failed call.
 func (a *app) fail(err error) int {
+	dropGated()
 	if a.early != nil {
 		_, _ = a.waitEarly()
 	}
@@ -44,6 +45,7 @@ func (a *app) fail(err error) int {
 // whole, signals and exit by signal and all, and its held lines are
 // dropped: a config's mistake shows in every create it refuses.
 func (a *app) exec() int {
+	dropGated()
 	keep := a.inv.Command == "delete" || a.inv.Creates() && os.Getenv("LISTEN_PID") == ""
 	if a.early != nil || (keep && a.sink.held.Len() > 0) {
 		status := a.run()

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
 
 	"github.com/runc-userns/runc-userns/idmap"
 	"github.com/runc-userns/runc-userns/internal/config"
@@ -305,7 +307,10 @@ func (c *creation) do(doc *oci.Document) int {
 	// Nothing is taken for a container runc has or another create is
 	// making: everything taken below is named after its ID, and undone
 	// by ID if this create fails.
-	marker, err := acquireInflight(c.lay, c.root, c.id)
+	marker := takeGatedMarker(c.lay, c.root, c.id)
+	if marker == nil {
+		marker, err = acquireInflight(c.lay, c.root, c.id)
+	}
 	if errors.Is(err, errRuncHas) {
 		return c.exec()
 	}
@@ -363,11 +368,17 @@ func (c *creation) do(doc *oci.Document) int {
 		c.rollback()
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
 	}
-	if err := inheritMarker(c.marker); err != nil {
-		c.rollback()
-		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
+	var status int
+	if c.gateFits() {
+		status = c.runGated()
+	} else {
+		dropGated()
+		if err := inheritMarker(c.marker); err != nil {
+			c.rollback()
+			return c.fail(fmt.Errorf("container %s: %w", c.id, err))
+		}
+		status = c.runIn(c.netjoin)
 	}
-	status := c.runIn(c.netjoin)
 	c.ph.mark("runc")
 	// runc holds its own copy of the staging mount once the container
 	// exists: drop ours now, so nothing of the container stays mounted on
@@ -966,4 +977,83 @@ func (m stampModifier) Modify(s *specs.Spec) error {
 	}
 	s.Annotations[oci.AnnotationStamp] = v
 	return nil
+}
+
+// gateFits reports whether the runc waiting at the gate (early.go) is the
+// one this create would start now: runc (>= 1.1, whose init chowns stdio
+// from inside: no stdio of ours to replace), by the same path, in our
+// network namespace (no netjoin), with argv as is, holding this create's
+// marker, for a create (not a run) that is not socket-activated.
+func (c *creation) gateFits() bool {
+	g := gated
+	return g != nil && g.marker < 0 && c.feat != nil && c.feat.StdioChownedInside && c.netjoin.path == "" &&
+		c.inv.Command == "create" && os.Getenv("LISTEN_PID") == "" && g.is(c.runtime)
+}
+
+// gateDrain bounds the wait for the end of runc's log once runc has
+// exited: its copy of --log is close-on-exec, so the end comes at once,
+// unless some runc left it to a process that outlives it.
+const gateDrain = time.Second
+
+// runGated lets the gated runc through, once the edited spec is written:
+// it opens the gate for reading (runc's open of --log returns, and runc
+// goes on to read config.json), copies what runc logs to the real --log
+// file, and waits for runc as runc.Run would. If the gate or the log file
+// cannot be opened, runc is killed at the gate and run as without it.
+func (c *creation) runGated() int {
+	g := gated
+	logf, err := os.OpenFile(c.inv.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND|unix.O_SYNC, 0o644)
+	if err != nil {
+		return c.ungated(err)
+	}
+	defer logf.Close()
+	gate := fmt.Sprintf("/proc/self/fd/%d", g.gate)
+	fd, err := unix.Open(gate, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return c.ungated(os.NewSyscallError("open gate", err))
+	}
+	// runc is through the gate from here on: never killed for what follows.
+	gated = nil
+	// A writer of our own until runc has exited: runc may reach its open
+	// after ours, and a FIFO without writers reads as ended. (It cannot
+	// fail for want of a reader; for want of a descriptor, runc's lines
+	// written before its open may be cut short.)
+	w, err := unix.Open(gate, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		c.log.Warnf("container %s: open %s: %v: runc's log may be cut short", c.id, gate, err)
+	}
+	r := os.NewFile(uintptr(fd), "runc's log")
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(logf, r)
+		close(done)
+	}()
+	status, err := runc.Wait(g.pid, c.runtime)
+	if w >= 0 {
+		unix.Close(w) // the last writer but runc's, gone: the copy ends
+	}
+	unix.Close(g.gate)
+	select {
+	case <-done:
+	case <-time.After(gateDrain):
+		r.Close()
+		<-done
+	}
+	r.Close()
+	c.log.Debugf("container %s: runc (pid %d) started before the Go runtime, at the gate until the spec was written", c.id, g.pid)
+	if err != nil {
+		return c.fail(err)
+	}
+	return status
+}
+
+// ungated runs runc as without the gate, after the gate could not be used.
+func (c *creation) ungated(why error) int {
+	c.log.Debugf("container %s: runc started before the Go runtime not let through (%v): starting it again", c.id, why)
+	dropGated()
+	if err := inheritMarker(c.marker); err != nil {
+		c.rollback()
+		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
+	}
+	return c.runIn(c.netjoin)
 }

@@ -64,6 +64,8 @@ struct fp_plan {
 	char state_dir[FP_PATH_MAX];
 	char root[FP_PATH_MAX];
 	char id[FP_ID_MAX + 1];
+	/* FP_GATE: argv[log_at] holds --log's value, after "=" when log_eq. */
+	int log_at, log_eq;
 };
 
 /* An in-flight marker's claim (inflight.go's inflightRecord); a pool
@@ -97,6 +99,7 @@ struct fp_record {
 #define FP_GO 0    /* the Go code handles the call */
 #define FP_EXEC 1  /* exec runtime with argv: all the Go code would do */
 #define FP_SPAWN 2 /* start runtime with argv now; the Go code waits and releases */
+#define FP_GATE 3  /* a create: start runtime now behind the gate on --log; the Go code opens it */
 
 /*
  * fp_decide returns FP_EXEC and the real runc's path in runtime (cap bytes)
@@ -107,7 +110,10 @@ struct fp_record {
  * effect: the Go code runs that runc with argv untouched before anything
  * else it does. Then *state is a malloc'd copy of the container's runc
  * state.json, *state_len bytes, which the Go code reads the stamp from
- * (state NULL: never FP_SPAWN). FP_GO when it is neither, or not sure.
+ * (state NULL: never FP_SPAWN). It returns FP_GATE and that path for a
+ * create the Go code acts on that the constructor may start behind the
+ * gate (fastpath_linux.c, "--- create"), with plan's state_dir, root, id
+ * and log_at set. FP_GO when it is none of these, or not sure.
  */
 int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, char *runtime, size_t cap,
 	      char **state, long *state_len, struct fp_plan *plan);
@@ -137,6 +143,15 @@ int fp_parse_record(const char *raw, size_t len, struct fp_record *r);
  * it read (the caller frees them); once: a second call returns 0.
  */
 int fp_early(char **state, long *state_len);
+
+/*
+ * fp_gated returns the pid of the runc create the constructor started on
+ * FP_GATE (0: none), with the container's in-flight marker, locked and
+ * inherited by that runc (*marker; *created: the constructor made the
+ * file), and an O_PATH descriptor of the FIFO whose /proc path runc's --log
+ * names (*gate); once: a second call returns 0.
+ */
+int fp_gated(int *marker, int *created, int *gate);
 
 /* argc and argv from the initial environment array and argv[0]: how the
  * constructor gets them under a C library that does not pass them (musl). */

@@ -19,7 +19,10 @@
  *
  * create is the Go code's, but for a spec that asks nothing of the
  * wrapper (spec_untouched below: most containers on a node, which do not
- * use a pool user namespace) it too only execs runc.
+ * use a pool user namespace) it too only execs runc. For one that does,
+ * the constructor starts runc at once, behind a gate that holds it before
+ * it reads config.json, and the Go code opens the gate once it has written
+ * the edited spec ("--- create" below): runc's start-up and ours overlap.
  *
  * A delete of a container the wrapper did edit runs runc's delete too, and
  * with the configured runtime whatever its stamp says, then releases what
@@ -34,8 +37,9 @@
  * releases as before.
  *
  * It is an optimisation and nothing else: it never prints, never fails a
- * call and never changes argv (a release it cannot finish is the Go
- * code's, which reports what went wrong). Whatever it does not fully
+ * call and never changes argv but for the gated runc's --log, whose lines
+ * the Go code copies to the caller's file (a release it cannot finish is
+ * the Go code's, which reports what went wrong). Whatever it does not fully
  * understand (an unknown flag, a config key, an escape in a string, a
  * relative PATH entry before runc is found, a failed execve) makes it
  * return, and the Go code handles the call exactly as without it, errors
@@ -70,6 +74,8 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -190,7 +196,8 @@ static const char default_root[] = "/run/runc"; /* oci.DefaultRoot */
  * ARGV_EXEC, ARGV_CREATE, with the last --root, as Parse keeps it, the ID,
  * and create's bundle).
  */
-static int fast_argv(char *const *argv, const char **root, const char **id, const char **bundle, int *debug)
+static int fast_argv(char *const *argv, const char **root, const char **id, const char **bundle, int *debug,
+		     int *log_at, int *log_eq)
 {
 	const char *name, *cmd;
 	size_t n;
@@ -208,6 +215,11 @@ static int fast_argv(char *const *argv, const char **root, const char **id, cons
 		}
 		if (!in(value_flags, name, n))
 			return ARGV_GO; /* help, version, or runc's own error */
+		if (n == 3 && memcmp(name, "log", 3) == 0) {
+			/* One --log only (the gate swaps its value): -1 for two. */
+			*log_at = *log_at ? -1 : has_value ? i : i + 1;
+			*log_eq = has_value;
+		}
 		if (!has_value) {
 			if (!argv[i + 1])
 				return ARGV_GO;
@@ -844,17 +856,18 @@ struct spec {
 	size_t state_dir_n;
 };
 
-static int value(struct json *j, int depth);
+static int walk(struct json *j, int depth, int plain);
 
 /* any_member reads a member of any object: a plain key (object() already
  * refused one with an escape) and a plain value. */
 static int any_member(struct json *j, const char *k, size_t n, void *depth)
 {
-	return plain_string(k, n, 1) && value(j, *(int *)depth + 1);
+	return plain_string(k, n, 1) && walk(j, *(int *)depth + 1, 1);
 }
 
-/* value reads any JSON value whose strings are all plain. */
-static int value(struct json *j, int depth)
+/* walk reads any JSON value; with plain, one whose strings, keys
+ * included, are all plain (a key with an escape is not). */
+static int walk(struct json *j, int depth, int plain)
 {
 	const char *s;
 	size_t n;
@@ -867,18 +880,26 @@ static int value(struct json *j, int depth)
 		return 0;
 	switch (*j->p) {
 	case '{':
-		return object(j, any_member, &depth);
+		j->p++;
+		if (eat(j, '}'))
+			return 1;
+		do {
+			if (!str(j, &s, &n, &esc) || (plain && (esc || !plain_string(s, n, 1))) || !eat(j, ':') ||
+			    !walk(j, depth + 1, plain))
+				return 0;
+		} while (eat(j, ','));
+		return eat(j, '}');
 	case '[':
 		j->p++;
 		if (eat(j, ']'))
 			return 1;
 		do {
-			if (!value(j, depth + 1))
+			if (!walk(j, depth + 1, plain))
 				return 0;
 		} while (eat(j, ','));
 		return eat(j, ']');
 	case '"':
-		return str(j, &s, &n, &esc) && plain_string(s, n, 0);
+		return str(j, &s, &n, &esc) && (!plain || plain_string(s, n, 0));
 	case 't':
 		return literal(j, "true");
 	case 'f':
@@ -1001,9 +1022,95 @@ static int clean_abs(const char *path)
 	return 1;
 }
 
+/*
+ * --- the gate's spec check: does the spec join a network namespace by
+ * path? A pool container that does, on runc < 1.3, has runc started inside
+ * that namespace (netjoin.go), which a runc started here is not: its gate
+ * would only cost a runc start-up spent for nothing. Every string and key
+ * is taken as written (any JSON), keys ASCII case-insensitively as
+ * encoding/json matches them; any doubt (an escaped key, a malformed spec)
+ * answers yes.
+ */
+
+/* skip reads any JSON value. */
+static int skip(struct json *j, int depth)
+{
+	return walk(j, depth, 0);
+}
+
+/* One namespace entry: its type is network (or unsure), it has a path. */
+struct ns_entry {
+	int network, path;
+};
+
+static int ns_member(struct json *j, const char *k, size_t n, void *arg)
+{
+	struct ns_entry *e = arg;
+	const char *s;
+	size_t sn;
+	int esc;
+
+	if (!eq_fold(k, n, "type") && !eq_fold(k, n, "path"))
+		return skip(j, 3);
+	ws(j);
+	if (literal(j, "null"))
+		return 1;
+	if (!str(j, &s, &sn, &esc))
+		return 0;
+	if (eq_fold(k, n, "type"))
+		e->network |= esc || (sn == 7 && memcmp(s, "network", 7) == 0);
+	else
+		e->path |= sn > 0;
+	return 1;
+}
+
+static int ns_elem(struct json *j, void *arg)
+{
+	struct ns_entry e = {0, 0};
+
+	ws(j);
+	if (literal(j, "null"))
+		return 1;
+	if (!object(j, ns_member, &e))
+		return 0;
+	*(int *)arg |= e.network && e.path;
+	return 1;
+}
+
+static int linux_member(struct json *j, const char *k, size_t n, void *arg)
+{
+	if (!eq_fold(k, n, "namespaces"))
+		return skip(j, 2);
+	ws(j);
+	return literal(j, "null") || array(j, ns_elem, arg);
+}
+
+static int top_linux(struct json *j, const char *k, size_t n, void *arg)
+{
+	if (!eq_fold(k, n, "linux"))
+		return skip(j, 1);
+	ws(j);
+	return literal(j, "null") || object(j, linux_member, arg);
+}
+
+/* joins_netns: the spec raw (len bytes) may join a network namespace by
+ * path (1), or surely does not (0). */
+static int joins_netns(const char *raw, size_t len)
+{
+	struct json j = {raw, raw + len};
+	int joins = 0;
+
+	if (!object(&j, top_linux, &joins))
+		return 1;
+	ws(&j);
+	return joins || j.p != j.end;
+}
+
 /* create_untouched: a create of bundle (its --bundle, "" for none) is one
- * that create.go hands to runc as it is, under conf. */
-static int create_untouched(const struct fp_sys *sys, const struct conf *conf, const char *bundle)
+ * that create.go hands to runc as it is, under conf. Else *netjoin says
+ * whether its spec may join a network namespace by path (joins_netns; 1
+ * when it could not be read). */
+static int create_untouched(const struct fp_sys *sys, const struct conf *conf, const char *bundle, int *netjoin)
 {
 	struct spec sp = {sys, FP_DEFAULT_STATE_DIR, sizeof FP_DEFAULT_STATE_DIR - 1};
 	char path[FP_PATH_MAX];
@@ -1011,7 +1118,8 @@ static int create_untouched(const struct fp_sys *sys, const struct conf *conf, c
 	long len;
 	int ok;
 
-	if (conf->unsure || conf->always == 1)
+	*netjoin = 1;
+	if (conf->unsure)
 		return 0;
 	if (conf->state_dir && conf->state_dir_n > 0) {
 		sp.state_dir = conf->state_dir;
@@ -1026,7 +1134,9 @@ static int create_untouched(const struct fp_sys *sys, const struct conf *conf, c
 	if (!buf)
 		return 0;
 	len = sys->read(sys, FP_FILE_SPEC, path, buf, FP_SPEC_MAX);
-	ok = len > 0 && spec_untouched(buf, (size_t)len, &sp);
+	ok = len > 0 && conf->always != 1 && spec_untouched(buf, (size_t)len, &sp);
+	if (!ok && len > 0)
+		*netjoin = joins_netns(buf, (size_t)len);
 	free(buf);
 	return ok;
 }
@@ -1123,13 +1233,13 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 	struct conf conf = {NULL, 0, 0, -1};
 	char *const *e;
 	long len;
-	int kind, verdict = FP_EXEC, has_config = 1, debug = 0;
+	int kind, verdict = FP_EXEC, has_config = 1, debug = 0, log_at = 0, log_eq = 0, netjoin = 1;
 
 	/* Not a memset: 9 KiB, three pages to fault in on every call, where
 	 * plan_release writes each path before it sets release. */
 	if (plan)
 		plan->release = 0;
-	kind = fast_argv(argv, &root, &id, &bundle, &debug);
+	kind = fast_argv(argv, &root, &id, &bundle, &debug, &log_at, &log_eq);
 	if (!envp || kind == ARGV_GO)
 		return FP_GO;
 	/* Go's os.Environ drops empty entries, and of two entries of one
@@ -1174,9 +1284,25 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 	}
 
 	/* A create whose ID runc would refuse is the Go code's (our error,
-	 * when the spec concerns us). */
-	if (kind == ARGV_CREATE && (!valid_id(id) || !create_untouched(sys, &conf, bundle)))
-		return FP_GO;
+	 * when the spec concerns us). One whose spec concerns us is the Go
+	 * code's too, but its runc may start now, behind the gate (FP_GATE,
+	 * "--- create" below): with a config file in effect (the state dir
+	 * holds the marker), one --log (the gate), and not under a fault
+	 * injection test. */
+	if (kind == ARGV_CREATE) {
+		if (!valid_id(id))
+			return FP_GO;
+		if (!create_untouched(sys, &conf, bundle, &netjoin)) {
+			/* Socket activation: LISTEN_PID names us, and runc
+			 * hands the sockets on only when it is runc's pid. */
+			v = fp_getenv(envp, "LISTEN_PID");
+			if (!plan || !has_config || netjoin || log_at <= 0 || (v && *v) ||
+			    !*(log_eq ? strchr(argv[log_at], '=') + 1 : argv[log_at]) ||
+			    !release_state_dir(&conf, root, id, 0, envp, plan->state_dir))
+				return FP_GO;
+			verdict = FP_GATE;
+		}
+	}
 
 	if (kind == ARGV_DELETE || kind == ARGV_EXEC) {
 		/*
@@ -1213,6 +1339,18 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 	}
 	if (verdict == FP_SPAWN && plan)
 		plan_release(plan, &conf, root, id, debug, envp);
+	if (verdict == FP_GATE) {
+		/* runc opens --log before it reads config.json (its app.Before,
+		 * 1.0 to 1.5): another runtime may not, and is not started early. */
+		const char *base = strrchr(runtime, '/');
+
+		if (strcmp(base ? base + 1 : runtime, "runc") != 0)
+			return FP_GO;
+		strcpy(plan->root, root);
+		strcpy(plan->id, id);
+		plan->log_at = log_at;
+		plan->log_eq = log_eq;
+	}
 	return verdict;
 }
 
@@ -2008,6 +2146,181 @@ int fp_early(char **state, long *state_len)
 	return (int)pid;
 }
 
+/* --- create: runc starts behind a gate while the Go runtime starts.
+ *
+ * runc spends ~15 ms starting (its own Go runtime and nsenter) before it
+ * opens --log, and only then reads config.json (app.Before; the create
+ * action after it). The wrapper's Go code spends ~12 ms (its runtime, then
+ * the pool, the pin, the idmapped mounts and the edited spec) before it can
+ * let runc read the spec. Started here, runc's start-up overlaps ours on
+ * the other core, and waits at the gate: its --log names
+ * /proc/<our pid>/fd/<n>, an O_PATH descriptor of a FIFO (made in the state
+ * dir and unlinked at once), so runc's open(O_WRONLY) blocks there (a
+ * FIFO's open waits for a reader) until the Go code opens the same path for
+ * reading, after it has written the spec (early.go's gatedRunc). The Go code then copies what runc
+ * writes to the real --log file. Whatever the Go code decides instead (an
+ * error, a plain exec, a network namespace runc must start in, stdio it
+ * must replace) it kills runc first, which has read nothing.
+ *
+ * What holds it together:
+ * - the container's in-flight marker is locked here, as lockInflight
+ *   locks it (one try; locked by another, or runc has the container: no
+ *   gate), on a descriptor above every one open and inheritable: runc
+ *   and its init hold the lock from the start, as inheritMarker arranges
+ *   in the Go code; the Go code takes this descriptor as its marker.
+ * - runc gets SIGKILL when we die (PR_SET_PDEATHSIG, checked against a
+ *   parent that died before it was set): a runc still at the gate would
+ *   otherwise wait there for ever.
+ */
+
+/* The create started behind the gate; fp_gated hands it to the Go code. */
+static pid_t gated_pid;
+static int gated_marker = -1, gated_gate = -1, gated_created;
+
+int fp_gated(int *marker, int *created, int *gate)
+{
+	pid_t pid = gated_pid;
+
+	*marker = gated_marker;
+	*created = gated_created;
+	*gate = gated_gate;
+	gated_pid = 0;
+	gated_marker = gated_gate = -1;
+	return (int)pid;
+}
+
+static void remove_marker(const struct fp_plan *plan)
+{
+	char marker[FP_PATH_MAX], cdir[FP_PATH_MAX];
+
+	if (container_paths(plan->state_dir, plan->root, plan->id, marker, cdir))
+		unlink(marker);
+}
+
+/* highest_fd: the highest open descriptor (-1: none, or unknown: -2). */
+static int highest_fd(void)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	int dir, hi = -1;
+	long n;
+
+	dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -2;
+	while ((n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
+		long off = 0;
+
+		while (off < n) {
+			struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (void *)(buf + off);
+			char *end;
+			long fd = strtol(d->name, &end, 10);
+
+			if (end != d->name && !*end && fd != dir && fd > hi)
+				hi = (int)fd;
+			off += d->reclen;
+		}
+	}
+	close(dir);
+	return n < 0 ? -2 : hi;
+}
+
+/* lock_marker is one try of lockInflight: the marker of plan's container
+ * locked, still named by its path, and runc without the container; an
+ * inheritable descriptor above every one open, or -1. *created: this call
+ * made the file (then it is removed again when nothing is kept). */
+static int lock_marker(const struct fp_plan *plan, int *created)
+{
+	char marker[FP_PATH_MAX], cdir[FP_PATH_MAX], state[FP_PATH_MAX];
+	struct stat held, named;
+	int fd, hi, kept = -1;
+
+	if (!container_paths(plan->state_dir, plan->root, plan->id, marker, cdir) ||
+	    !path_join(state, sizeof state, plan->root, plan->id) || !path_join(state, sizeof state, state, "state.json"))
+		return -1;
+	/* No inflight directory yet (no create ever ran): the Go code makes it. */
+	fd = open(marker, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	*created = fd >= 0;
+	if (fd < 0 && errno == EEXIST)
+		fd = open(marker, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &held) == 0 && lstat(marker, &named) == 0 &&
+	    held.st_dev == named.st_dev && held.st_ino == named.st_ino && lstat(state, &named) != 0 && errno == ENOENT &&
+	    (hi = highest_fd()) >= 0)
+		kept = fcntl(fd, F_DUPFD, hi + 1);
+	/* Ours, locked: unlinked as markers are, under their lock. */
+	if (kept < 0 && *created)
+		unlink(marker);
+	close(fd); /* a lock stays with the open file description */
+	return kept;
+}
+
+/*
+ * gate_create starts runtime with argv, --log swapped for the gate, or
+ * starts nothing (the Go code then runs runc as without it).
+ */
+static void gate_create(const char *runtime, char **argv, char **envp, const struct fp_plan *plan)
+{
+	static char log_arg[64];
+	char fifo[FP_PATH_MAX], name[32];
+	char *saved = argv[plan->log_at];
+	sigset_t all, old;
+	pid_t self = getpid(), pid;
+	int marker, gate, created;
+
+	/* A FIFO, not a pipe: an open of a pipe (pipefs) never waits. Only
+	 * its O_PATH descriptor names it once made: nothing is left behind. */
+	snprintf(name, sizeof name, ".gate-%d", (int)self);
+	if (!path_join(fifo, sizeof fifo, plan->state_dir, name))
+		return;
+	unlink(fifo);
+	if (mkfifo(fifo, 0600) != 0)
+		return;
+	gate = open(fifo, O_PATH | O_CLOEXEC);
+	unlink(fifo);
+	if (gate < 0)
+		return;
+	marker = lock_marker(plan, &created);
+	if (marker < 0) {
+		close(gate);
+		return;
+	}
+	snprintf(log_arg, sizeof log_arg, "%s/proc/%d/fd/%d", plan->log_eq ? "--log=" : "", (int)self, gate);
+	argv[plan->log_at] = log_arg;
+	/* The child runs on our stack until it execs (vfork): none of the
+	 * caller's signal handlers may run there. */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = vfork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != self)
+			_exit(127);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		execve(runtime, argv, envp);
+		_exit(127);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	argv[plan->log_at] = saved;
+	if (pid < 0) {
+		if (created)
+			remove_marker(plan);
+		close(gate);
+		close(marker);
+		return;
+	}
+	gated_pid = pid;
+	gated_marker = marker;
+	gated_created = created;
+	gated_gate = gate;
+}
+
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22 /* Linux 5.14 */
 #endif
@@ -2140,6 +2453,9 @@ static void fastpath(int argc, char **argv, char **envp)
 		execve(runtime, argv, envp);
 		argv[0] = self;
 		/* The Go code tries the same exec and reports why it failed. */
+	} else if (verdict == FP_GATE) {
+		if (!children_reaped_by_kernel())
+			gate_create(runtime, argv, envp, &plan);
 	} else if (!children_reaped_by_kernel() && posix_spawn(&pid, runtime, NULL, NULL, argv, envp) == 0) {
 		/* runc.Run's child: our stdio and inherited fds, our signal
 		 * mask, our environment. The C library reports a failed exec

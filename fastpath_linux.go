@@ -20,7 +20,11 @@ package main
 // with a config file in effect, it starts runc for at once; then, in the
 // usual case (see fp_release), it waits for runc and releases what the
 // container held itself, without the Go runtime; otherwise it returns and
-// the Go code (early.go) waits for that runc and then releases.
+// the Go code (early.go) waits for that runc and then releases. A create
+// the Go code acts on (a pool user namespace, say), with a config file and
+// one --log, for runc itself and a spec that joins no network namespace by
+// path, it starts runc for at once, behind a gate on runc's --log that the
+// Go code opens once the edited spec is written (early.go's gatedRunc).
 // RUNC_USERNS_FASTPATH=0 in the environment turns all of it off.
 //
 // This file only lets the tests run the constructor's decision on bytes
@@ -172,6 +176,7 @@ const (
 	verdictGo    = C.FP_GO
 	verdictExec  = C.FP_EXEC
 	verdictSpawn = C.FP_SPAWN
+	verdictGate  = C.FP_GATE
 )
 
 // fastpathVerdict is what the constructor decided.
@@ -185,6 +190,11 @@ type fastpathVerdict struct {
 	// (fp_release), and in which state dir, for which root and ID.
 	release               bool
 	relState, relRoot, id string
+	// verdictGate: the state dir and root of the marker it would lock
+	// (and id), and where --log's value is in argv (after "=" if logEq).
+	gateState, gateRoot string
+	logAt               int
+	logEq               bool
 }
 
 // fastpathDecide runs the constructor's decision on argv and env, with sys
@@ -263,6 +273,10 @@ func fastpathDecide(argv, env []string, sys fastpathSys) (v fastpathVerdict) {
 	if plan.release != 0 {
 		v.release = true
 		v.relState, v.relRoot, v.id = C.GoString(&plan.state_dir[0]), C.GoString(&plan.root[0]), C.GoString(&plan.id[0])
+	}
+	if v.kind == verdictGate {
+		v.gateState, v.gateRoot, v.id = C.GoString(&plan.state_dir[0]), C.GoString(&plan.root[0]), C.GoString(&plan.id[0])
+		v.logAt, v.logEq = int(plan.log_at), plan.log_eq != 0
 	}
 	if v.kind != verdictGo {
 		v.runtime = C.GoString(rt)

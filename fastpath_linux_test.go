@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -295,6 +296,8 @@ func runFastpathCases(t *testing.T, cases []fastpathCase) {
 			switch v.kind {
 			case verdictExec:
 				got = v.runtime
+			case verdictGate:
+				got = "gate:" + v.runtime
 			case verdictSpawn:
 				got = "spawn:" + v.runtime
 				if !bytes.Equal(v.state, c.sys.state) {
@@ -753,7 +756,8 @@ func TestFastpathCreate(t *testing.T) {
 // the Go code would too: oci.Parse scans a create of a valid ID, the spec
 // at the path the C side read parses, and createPlan finds nothing to do
 // (no error, no stamp, untouched) under the same config, with the same
-// pins on disk.
+// pins on disk. Whenever it would start runc behind the gate, checkGate
+// holds.
 func FuzzFastPathCreate(f *testing.F) {
 	// Two state dirs: a plain one, and one whose name is not valid UTF-8
 	// in the config (Go replaces the byte: its pins are under U+FFFD).
@@ -783,6 +787,8 @@ func FuzzFastPathCreate(f *testing.F) {
 	f.Add([]byte("create\x00--bundle\x00/b\x00c"), []byte(`{"linux":{"namespaces":[{"type":"user","path":"/proc/1/ns/user"}]}}`), uint8(2))
 	f.Add([]byte("create\x00--bundle\x00/b\x00c"), []byte(`{"mounts":[{"destination":"/x","source":"/y","options":["idmap"]}]}`), uint8(0))
 	f.Add([]byte("--root\x00/r\x00create\x00--bundle\x00/b\x00c"), []byte(`{"linux":{"namespaces":[{"type":"pid","path":"container:x"}]}}`), uint8(1))
+	// Behind the gate: a pool user namespace asked for, --log given.
+	f.Add([]byte("--log\x00/l.json\x00create\x00--bundle\x00/b\x00c"), []byte(`{"annotations":{"runc-userns.io/userns":"auto"},"linux":{"namespaces":[{"type":"network"}]}}`), uint8(1))
 	f.Fuzz(func(t *testing.T, argvBytes, spec []byte, mode uint8) {
 		args := strings.Split(string(argvBytes), "\x00")
 		sd := stateDirs[int(mode)/len(modes)%len(stateDirs)]
@@ -790,6 +796,10 @@ func FuzzFastPathCreate(f *testing.F) {
 		sys := fastpathSys{configPath: "/cfg.json", config: raw, files: fpFiles, specPath: "*", spec: spec, present: present}
 		v := fastpathDecide(append([]string{"runc-userns"}, args...), []string{"RUNC_USERNS_CONFIG=/cfg.json", "PATH=/usr/sbin"}, sys)
 		inv := oci.Parse(args)
+		if v.kind == verdictGate {
+			checkGate(t, args, spec, inv, v)
+			return
+		}
 		if v.kind == verdictGo || inv.Command != "create" {
 			return // FuzzFastPath holds every other command
 		}
@@ -825,6 +835,116 @@ func FuzzFastPathCreate(f *testing.F) {
 			t.Fatalf("fast path for spec %q (mode %q), but createPlan: want %v, untouched %v, stamp %v, err %v", spec, cfg.Userns.Mode, want, untouched, req.Stamp != nil, err)
 		}
 	})
+}
+
+// checkGate: a create the C side starts behind the gate is one oci.Parse
+// scans, of a valid ID, with one --log whose value is where the plan says,
+// and its spec joins no network namespace by path (netjoin.go starts runc
+// inside one, which a gated runc is not).
+func checkGate(t *testing.T, args []string, spec []byte, inv *oci.Invocation, v fastpathVerdict) {
+	t.Helper()
+	if inv.Command != "create" || !inv.Scanned || inv.Help || oci.ValidateID(inv.ID) != nil || inv.ID != v.id {
+		t.Fatalf("gate for %q, but oci.Parse says command %q, scanned %v, help %v, ID %q (plan: %q)", args, inv.Command, inv.Scanned, inv.Help, inv.ID, v.id)
+	}
+	full := append([]string{"runc-userns"}, args...)
+	if v.logAt <= 0 || v.logAt >= len(full) {
+		t.Fatalf("gate for %q: --log's value at %d", args, v.logAt)
+	}
+	val := full[v.logAt]
+	if v.logEq {
+		_, val, _ = strings.Cut(val, "=")
+	}
+	if val == "" || val != inv.Log {
+		t.Fatalf("gate for %q swaps %q at %d (after '=': %v); oci.Parse's --log is %q", args, val, v.logAt, v.logEq, inv.Log)
+	}
+	var s specs.Spec
+	if json.Unmarshal(spec, &s) != nil {
+		return
+	}
+	if s.Linux != nil {
+		for _, ns := range s.Linux.Namespaces {
+			if ns.Type == specs.NetworkNamespace && ns.Path != "" {
+				t.Fatalf("gate for spec %q, which joins network namespace %q", spec, ns.Path)
+			}
+		}
+	}
+}
+
+// TestFastpathGate: which creates the constructor starts behind the gate
+// (FP_GATE): the Go code's creates with one --log, a config file, runc
+// itself, and no network namespace joined by path.
+func TestFastpathGate(t *testing.T) {
+	const cfg = "/cfg.json"
+	env := []string{"PATH=/usr/sbin", "RUNC_USERNS_CONFIG=" + cfg}
+	const sd = `{"runtime": "/opt/runc", "stateDir": "/sd"}`
+	pooled := strings.Replace(fpSpec, `"annotations":{`, `"annotations":{"runc-userns.io/userns":"auto",`, 1)
+	noNet := strings.Replace(pooled, `{"type":"network","path":"/var/run/netns/cni-1"}`, `{"type":"network"}`, 1)
+	with := func(config, spec string) fastpathSys {
+		files := append([]fastpathFile{{path: "/opt/crun", dev: 1, ino: 40, mode: 0o100755}}, fpFiles...)
+		return fastpathSys{configPath: cfg, config: []byte(config), files: files, specPath: "/b/config.json", spec: []byte(spec)}
+	}
+	create := func(pre ...string) []string { return append(pre, "create", "--bundle", "/b", "c") }
+	for _, tc := range []struct {
+		name  string
+		argv  []string
+		env   []string
+		sys   fastpathSys
+		want  string // "gate:<runtime>", a runc the fast path execs, or "" (Go, no gate)
+		logAt int
+		logEq bool
+	}{
+		{"--log PATH", create("--log", "/l.json", "--log-format", "json"), env, with(sd, noNet), "gate:/opt/runc", 2, false},
+		{"--log=PATH", create("--log=/l.json"), env, with(sd, noNet), "gate:/opt/runc", 1, true},
+		{"-log PATH, after --root", create("--root", "/r", "-log", "/l.json"), env, with(sd, noNet), "gate:/opt/runc", 4, false},
+		{"with --debug", create("--debug", "--log", "/l.json"), env, with(sd, noNet), "gate:/opt/runc", 3, false},
+		{"no network namespace at all", create("--log", "/l"), env, with(sd, strings.Replace(noNet, `{"type":"network"},`, ``, 1)), "gate:/opt/runc", 2, false},
+		{"network path null", create("--log", "/l"), env, with(sd, strings.Replace(noNet, `{"type":"network"}`, `{"type":"network","path":null}`, 1)), "gate:/opt/runc", 2, false},
+		{"userns.mode always, spec of its own", create("--log", "/l"), env, with(`{"runtime": "/opt/runc", "stateDir": "/sd", "userns": {"mode": "always"}}`, strings.Replace(fpSpec, `{"type":"network","path":"/var/run/netns/cni-1"}`, `{"type":"network"}`, 1)), "gate:/opt/runc", 2, false},
+
+		{"untouched: exec as before", create("--log", "/l"), env, with(sd, strings.Replace(fpSpec, `{"type":"network","path":"/var/run/netns/cni-1"}`, `{"type":"network"}`, 1)), "/opt/runc", 0, false},
+		{"no --log", create(), env, with(sd, noNet), "", 0, false},
+		{"two --log", create("--log", "/a", "--log", "/b"), env, with(sd, noNet), "", 0, false},
+		{"--log empty", create("--log", ""), env, with(sd, noNet), "", 0, false},
+		{"--log= empty", create("--log="), env, with(sd, noNet), "", 0, false},
+		{"joins a network namespace", create("--log", "/l"), env, with(sd, pooled), "", 0, false},
+		{"joins one, key folded", create("--log", "/l"), env, with(sd, strings.Replace(pooled, `"path":"/var/run/netns`, `"PATH":"/var/run/netns`, 1)), "", 0, false},
+		{"joins one, type escaped", create("--log", "/l"), env, with(sd, strings.Replace(pooled, `"type":"network"`, `"type":"network"`, 1)), "", 0, false},
+		{"joins one, linux given twice", create("--log", "/l"), env, with(sd, strings.Replace(noNet, `"linux":{`, `"linux":{"namespaces":[{"type":"network","path":"/n"}]},"linux":{`, 1)), "", 0, false},
+		{"runtime not runc", create("--log", "/l"), env, with(`{"runtime": "/opt/crun", "stateDir": "/sd"}`, noNet), "", 0, false},
+		{"no config file", create("--log", "/l"), []string{"PATH=/usr/sbin"}, fastpathSys{files: fpFiles, specPath: "/b/config.json", spec: []byte(noNet)}, "", 0, false},
+		{"socket activation", create("--log", "/l"), append([]string{"LISTEN_PID=7"}, env...), with(sd, noNet), "", 0, false},
+		{"fault injection", create("--log", "/l"), append([]string{"RUNC_USERNS_TEST_KILL_AT=written"}, env...), with(sd, noNet), "", 0, false},
+		{"relative --root", create("--root", "r", "--log", "/l"), env, with(sd, noNet), "", 0, false},
+		{"stateDir not clean", create("--log", "/l"), env, with(`{"runtime": "/opt/runc", "stateDir": "/sd/"}`, noNet), "", 0, false},
+		{"run", []string{"--log", "/l", "run", "--bundle", "/b", "c"}, env, with(sd, noNet), "", 0, false},
+		{"malformed spec", create("--log", "/l"), env, with(sd, noNet[:len(noNet)-1]), "", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			full := append([]string{"/usr/local/bin/runc-userns"}, tc.argv...)
+			v := fastpathDecide(full, tc.env, tc.sys)
+			got := ""
+			switch v.kind {
+			case verdictGate:
+				got = "gate:" + v.runtime
+			case verdictExec:
+				got = v.runtime
+			}
+			if got != tc.want {
+				t.Fatalf("fastpathDecide(%q) = %q; want %q", tc.argv, got, tc.want)
+			}
+			if v.kind != verdictGate {
+				return
+			}
+			root := "/run/runc"
+			if i := slices.Index(tc.argv, "--root"); i >= 0 {
+				root = tc.argv[i+1]
+			}
+			if v.logAt != tc.logAt || v.logEq != tc.logEq || v.gateState != "/sd" || v.gateRoot != root || v.id != "c" {
+				t.Errorf("gate plan: log at %d (eq %v), state dir %q, root %q, ID %q; want %d (%v), /sd, %q, c", v.logAt, v.logEq, v.gateState, v.gateRoot, v.id, tc.logAt, tc.logEq, root)
+			}
+			checkGate(t, tc.argv, tc.sys.spec, oci.Parse(tc.argv), v)
+		})
+	}
 }
 
 // TestFastpathInitialArgv: under a C library that calls constructors

@@ -38,7 +38,11 @@ import (
 // `runc features`) does: the marker stays locked while
 // runc create runs even if the wrapper is killed, until runc init execs
 // the container process (runc marks every fd past --preserve-fds
-// close-on-exec there), by which time runc's state.json exists. A reclaim
+// close-on-exec there), by which time runc's state.json exists. A create
+// whose runc the constructor started behind the gate (early.go) holds the
+// lock from its start: the constructor locked the marker on an inheritable
+// descriptor before it started runc, and the create takes that descriptor
+// as its own (takeGatedMarker). A reclaim
 // counts a member alive while its marker is locked (LOCK_EX|LOCK_NB fails)
 // or runc has it with a live init, and checks the marker first: a create
 // that finishes between the two checks has written state.json by then.

@@ -21,7 +21,9 @@ import (
 var version = "dev"
 
 func main() {
-	os.Exit(dispatch(os.Args))
+	status := dispatch(os.Args)
+	dropGated() // a runc still at the gate: nothing let it through
+	os.Exit(status)
 }
 
 // dispatch: argv → Invocation, logging, config, then one of: our admin
@@ -32,6 +34,7 @@ func dispatch(argv []string) int {
 		return admin(argv)
 	}
 	early := startedRunc()
+	gated = startedGated()
 	inv := oci.Parse(argv[1:])
 	if !inv.RootGiven {
 		inv.Root = oci.RuncRoot(os.LookupEnv, os.Geteuid(), userns.RunningInUserNS)
@@ -86,6 +89,7 @@ func loadConfig(inv *oci.Invocation) (*config.Config, error) {
 // passThrough execs runc when even our logging could not be set up, or
 // waits for the one the constructor started.
 func passThrough(inv *oci.Invocation, early *earlyRunc) int {
+	dropGated()
 	if early != nil {
 		status, err := runc.Wait(early.pid, "runc")
 		if err != nil {

@@ -439,6 +439,123 @@ go_path_taken() {
 	[ "$(pool_json | jq length)" = 0 ]
 }
 
+# hold_pool_lock: the pool's lock taken by another process until
+# release_pool_lock: the Go code of a pooled create waits for it (the state
+# dir and pool made by a create and delete first).
+hold_pool_lock() {
+	start_container "$(pooled_bundle warm)" warm
+	wrapper delete --force warm
+	flock "$STATE_DIR/pool.lock" sh -c "touch '$TESTDIR/locked'; while [ ! -e '$TESTDIR/unlock' ]; do sleep 0.05; done" &
+	LOCK_HOLDER=$!
+	for i in $(seq 100); do
+		[ -e "$TESTDIR/locked" ] && return 0
+		sleep 0.05
+	done
+	fail "the pool's lock was not taken"
+}
+
+release_pool_lock() {
+	touch "$TESTDIR/unlock"
+	wait "$LOCK_HOLDER"
+}
+
+# gated_runc WRAPPER-PID: the pid of the runc that wrapper started behind
+# the gate (its --log names a descriptor of the wrapper), within 5 s.
+gated_runc() {
+	local pid
+	for i in $(seq 100); do
+		pid=$(pgrep -f -- "--log /proc/$1/fd/[0-9]+ .*create" || true)
+		[ -n "$pid" ] && echo "$pid" && return 0
+		sleep 0.05
+	done
+	fail "no runc behind the gate of wrapper $1"
+}
+
+@test "a pooled create starts runc before the Go runtime, behind a gate that holds until the edited spec is written" {
+	hold_pool_lock
+	b=$(pooled_bundle c1)
+	"$WRAPPER" --root "$RUNC_ROOT" --debug --log "$TESTDIR/log" --log-format json create --bundle "$b" c1 </dev/null >"$TESTDIR/c1.out" 2>&1 &
+	wpid=$!
+	# runc runs while the Go code waits for the pool's lock, before
+	# anything of the spec is edited: it waits in its open of --log.
+	rpid=$(gated_runc "$wpid")
+	sleep 0.5
+	kill -0 "$rpid"
+	[ ! -e "$RUNC_ROOT/c1" ]
+	run -1 grep -F runc-userns.io/stamp "$b/config.json"
+	release_pool_lock
+	wait "$wpid" || { cat "$TESTDIR/c1.out" >&2; fail "create failed"; }
+	grep -q "container c1: runc (pid $rpid) started before the Go runtime, at the gate until the spec was written" "$TESTDIR/log"
+	# runc read the spec as edited: its container runs in the pool's
+	# user namespace (a runc through the gate early would have read the
+	# spec without one, and the container would run as host root).
+	wrapper start c1
+	run -0 cexec c1 cat /proc/self/uid_map
+	[ "$(echo "$output" | awk '{print $1, $2, $3}')" = "0 $POOL_BASE 65536" ]
+	# runc's log lines (nsexec's, with --debug) went through the gate.
+	grep -q '"msg":"nsexec' "$TESTDIR/log"
+	run -0 wrapper delete --force c1
+	[ "$(pool_json | jq length)" = 0 ]
+	[ -z "$(find "$STATE_DIR" -maxdepth 1 -name '.gate-*')" ]
+}
+
+@test "a create the Go code refuses kills the runc at its gate" {
+	# The gate needs the state dir's marker directory: made by a create.
+	start_container "$(pooled_bundle warm)" warm
+	wrapper delete --force warm
+	b=$(setup_bundle c1)
+	annotate "$b" runc-userns.io/userns sometimes
+	run -1 strace -f -qq -o "$TESTDIR/refused.trace" -e trace=execve \
+		"$WRAPPER" --root "$RUNC_ROOT" --log "$TESTDIR/log" create --bundle "$b" c1 </dev/null
+	[[ "$output" == *"runc-userns.io/userns"* ]]
+	# runc was started behind the gate, and killed there.
+	gate=$(awk -v rt="execve(\"$REAL_RUNC\"" 'index($0, rt) && /--log", "\/proc\/[0-9]+\/fd\// {print $1; exit}' "$TESTDIR/refused.trace")
+	[ -n "$gate" ]
+	awk -v pid="$gate" '$1 == pid && /\+\+\+ killed by SIGKILL \+\+\+/ {found = 1} END {exit !found}' "$TESTDIR/refused.trace"
+	# The marker it made for the create is gone with it.
+	[ -z "$(find "$STATE_DIR/inflight" -mindepth 1)" ]
+	[ ! -e "$RUNC_ROOT/c1" ]
+	[ -z "$(find "$STATE_DIR" -maxdepth 1 -name '.gate-*')" ]
+	# Its marker is free: the same ID is created once the spec is right.
+	annotate "$b" runc-userns.io/userns auto
+	start_container "$b" c1
+	run -0 wrapper delete --force c1
+	[ "$(pool_json | jq length)" = 0 ]
+}
+
+@test "runc's own error, behind the gate, reaches --log and stderr" {
+	b=$(pooled_bundle c1)
+	update_config "$b" '.process.args = ["/nonexistent"]'
+	run -1 --separate-stderr wrapper --log "$TESTDIR/log" --log-format json create --bundle "$b" c1 </dev/null
+	[[ "$stderr" == *'exec: "/nonexistent"'* ]]
+	jq -e 'select(.level == "error" and (.msg | contains("exec: \"/nonexistent\"")))' "$TESTDIR/log"
+	[ ! -e "$RUNC_ROOT/c1" ]
+	[ "$(pool_json | jq length)" = 0 ]
+	[ -z "$(test_mounts)" ]
+}
+
+@test "a wrapper killed while its runc waits at the gate takes that runc with it" {
+	hold_pool_lock
+	b=$(pooled_bundle c1)
+	"$WRAPPER" --root "$RUNC_ROOT" --log "$TESTDIR/log" create --bundle "$b" c1 </dev/null >/dev/null 2>&1 &
+	wpid=$!
+	rpid=$(gated_runc "$wpid")
+	kill -KILL "$wpid"
+	wait "$wpid" || true
+	# PR_SET_PDEATHSIG: else it would wait at the gate for ever.
+	for i in $(seq 100); do
+		kill -0 "$rpid" 2>/dev/null || break
+		sleep 0.05
+	done
+	run ! kill -0 "$rpid"
+	release_pool_lock
+	[ ! -e "$RUNC_ROOT/c1" ]
+	# What the killed create left is the next create's to clear.
+	start_container "$b" c1
+	run -0 wrapper delete --force c1
+	[ "$(pool_json | jq length)" = 0 ]
+}
+
 @test "delete and exec, RUNC_USERNS_FASTPATH=0: the same stdout, stderr, exit status and pool" {
 	local id argv
 	for id in p1 p2 u1 u2; do
