@@ -1023,9 +1023,10 @@ func (c *creation) runGated() int {
 		c.log.Warnf("container %s: open %s: %v: runc's log may be cut short", c.id, gate, err)
 	}
 	r := os.NewFile(uintptr(fd), "runc's log")
+	relay := &drainWriter{w: logf}
 	done := make(chan struct{})
 	go func() {
-		_, _ = io.Copy(logf, r)
+		_, _ = io.Copy(relay, r)
 		close(done)
 	}()
 	status, err := runc.Wait(g.pid, c.runtime)
@@ -1040,6 +1041,9 @@ func (c *creation) runGated() int {
 		<-done
 	}
 	r.Close()
+	if relay.err != nil {
+		c.log.Warnf("container %s: runc's log lines could not be written to %s: %v", c.id, c.inv.Log, relay.err)
+	}
 	c.log.Debugf("container %s: runc (pid %d) started before the Go runtime, at the gate until the spec was written", c.id, g.pid)
 	if err != nil {
 		return c.fail(err)

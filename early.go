@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -94,4 +95,22 @@ func (g *gatedRunc) is(path string) bool {
 	var exe, want unix.Stat_t
 	return unix.Stat(fmt.Sprintf("/proc/%d/exe", g.pid), &exe) == nil && unix.Stat(path, &want) == nil &&
 		exe.Dev == want.Dev && exe.Ino == want.Ino
+}
+
+// drainWriter writes to w until a write fails, and then takes every write
+// without writing: runc's lines keep being read, so runc never waits on a
+// full FIFO for a log file that cannot take them (a full disk). err is the
+// first failure.
+type drainWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (d *drainWriter) Write(p []byte) (int, error) {
+	if d.err == nil {
+		if _, err := d.w.Write(p); err != nil {
+			d.err = err
+		}
+	}
+	return len(p), nil
 }
