@@ -21,10 +21,10 @@ type earlyRunc struct {
 // gatedRunc is runc's create, started by the constructor before the Go
 // runtime and waiting at the gate (fastpath_linux.c, "--- create"): its
 // --log names a FIFO with no reader (/proc/<our pid>/fd/<gate>), so it
-// waits in that open, before it reads config.json. marker is the container's in-flight
-// marker, locked, which runc inherited (acquireInflight's lock, taken
-// early). The create opens the gate once the edited spec is written
-// (runGated) or kills runc (dropGated).
+// waits in that open, before it reads config.json. marker is the
+// container's in-flight marker, locked, which runc inherited
+// (acquireInflight's lock, taken early). The create opens the gate once
+// the edited spec is written (runGated) or kills runc (dropGated).
 type gatedRunc struct {
 	pid     int
 	marker  int  // -1 once takeGatedMarker has taken it
@@ -88,7 +88,7 @@ func takeGatedMarker(lay layout, root, id string) *os.File {
 	return f
 }
 
-// gatedIs reports whether the gated runc is the runtime at path, started
+// is reports whether the gated runc is the runtime at path, started
 // (its exec done): a runc the constructor found otherwise than runc.Find
 // did, or whose exec failed, is not the one to let through.
 func (g *gatedRunc) is(path string) bool {
