@@ -1340,8 +1340,9 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 	if (verdict == FP_SPAWN && plan)
 		plan_release(plan, &conf, root, id, debug, envp);
 	if (verdict == FP_GATE) {
-		/* runc opens --log before it reads config.json (its app.Before,
-		 * 1.0 to 1.5): another runtime may not, and is not started early. */
+		/* runc opens --log before it reads config.json (its app.Before;
+		 * 1.1.5 and 1.5.2 checked, fastpath.bats holds them to it):
+		 * another runtime may not, and is not started early. */
 		const char *base = strrchr(runtime, '/');
 
 		if (strcmp(base ? base + 1 : runtime, "runc") != 0)
@@ -2156,9 +2157,11 @@ int fp_early(char **state, long *state_len)
  * the other core, and waits at the gate: its --log names
  * /proc/<our pid>/fd/<n>, an O_PATH descriptor of a FIFO (made in the state
  * dir and unlinked at once), so runc's open(O_WRONLY) blocks there (a
- * FIFO's open waits for a reader) until the Go code opens the same path for
- * reading, after it has written the spec (early.go's gatedRunc). The Go code then copies what runc
- * writes to the real --log file. Whatever the Go code decides instead (an
+ * FIFO's open waits for a reader) until the Go code opens the same path
+ * for reading, after it has written the spec (early.go's gatedRunc). The
+ * Go code then copies what runc writes to the real --log file. (An
+ * anonymous pipe would not do: its open through /proc never waits.)
+ * Whatever the Go code decides instead (an
  * error, a plain exec, a network namespace runc must start in, stdio it
  * must replace) it kills runc first, which has read nothing.
  *
@@ -2170,7 +2173,9 @@ int fp_early(char **state, long *state_len)
  *   in the Go code; the Go code takes this descriptor as its marker.
  * - runc gets SIGKILL when we die (PR_SET_PDEATHSIG, checked against a
  *   parent that died before it was set): a runc still at the gate would
- *   otherwise wait there for ever.
+ *   otherwise wait there for ever. The signal follows the thread that
+ *   started runc, this one, which becomes the Go runtime's main thread
+ *   and lasts as long as the process.
  */
 
 /* The create started behind the gate; fp_gated hands it to the Go code. */
