@@ -1037,10 +1037,9 @@ func (c *creation) runGated() int {
 	select {
 	case <-done:
 	case <-time.After(gateDrain):
-		r.Close()
-		<-done
 	}
-	r.Close()
+	r.Close() // ends a copy still waiting
+	<-done
 	if relay.err != nil {
 		c.log.Warnf("container %s: runc's log lines could not be written to %s: %v", c.id, c.inv.Log, relay.err)
 	}

@@ -55,15 +55,12 @@ func dropGated() {
 	}
 	unix.Close(g.gate)
 	if g.marker >= 0 {
-		if g.created {
-			if path, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", g.marker)); err == nil && filepath.IsAbs(path) {
-				var held, named unix.Stat_t
-				if unix.Fstat(g.marker, &held) == nil && unix.Lstat(path, &named) == nil && held.Dev == named.Dev && held.Ino == named.Ino {
-					_ = unix.Unlink(path)
-				}
-			}
+		path, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", g.marker))
+		f := os.NewFile(uintptr(g.marker), path)
+		if g.created && filepath.IsAbs(path) && stillNamed(f) {
+			_ = os.Remove(path)
 		}
-		unix.Close(g.marker)
+		f.Close()
 	}
 }
 
@@ -76,15 +73,15 @@ func takeGatedMarker(lay layout, root, id string) *os.File {
 	if g == nil || g.marker < 0 {
 		return nil
 	}
-	path := lay.inflight(root, id)
-	var held, named unix.Stat_t
-	if unix.Fstat(g.marker, &held) != nil || unix.Lstat(path, &named) != nil ||
-		held.Dev != named.Dev || held.Ino != named.Ino || runcHas(root, id) {
+	f := os.NewFile(uintptr(g.marker), lay.inflight(root, id))
+	g.marker = -1
+	if !stillNamed(f) || runcHas(root, id) {
+		// Not the file the path names, or runc has the container (a
+		// create in between): nothing of it is ours to remove.
+		f.Close()
 		dropGated()
 		return nil
 	}
-	f := os.NewFile(uintptr(g.marker), path)
-	g.marker = -1
 	return f
 }
 

@@ -1144,7 +1144,8 @@ static int create_untouched(const struct fp_sys *sys, const struct conf *conf, c
 /* release_state_dir: the state dir (into dir, FP_PATH_MAX bytes) in which
  * the constructor may act for a delete of container id of root itself:
  * release what it held (fp_release), or find that nothing of it is left
- * (nothing_left). Not with --debug (delete.go logs where the time went),
+ * (nothing_left); and, with debug 0, lock a gated create's marker
+ * (lock_marker). Not with --debug (delete.go logs where the time went),
  * nor under a test's fault injection (internal/fault), nor with a state
  * dir or root the Go code would spell otherwise. */
 static int release_state_dir(const struct conf *conf, const char *root, const char *id, int debug, char *const *envp,
@@ -2242,7 +2243,7 @@ static int highest_fd(void)
 static int lock_marker(const struct fp_plan *plan, int *created)
 {
 	char marker[FP_PATH_MAX], cdir[FP_PATH_MAX], state[FP_PATH_MAX];
-	struct stat held, named;
+	struct stat st;
 	int fd, hi, kept = -1;
 
 	if (!container_paths(plan->state_dir, plan->root, plan->id, marker, cdir) ||
@@ -2255,8 +2256,7 @@ static int lock_marker(const struct fp_plan *plan, int *created)
 		fd = open(marker, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &held) == 0 && lstat(marker, &named) == 0 &&
-	    held.st_dev == named.st_dev && held.st_ino == named.st_ino && lstat(state, &named) != 0 && errno == ENOENT &&
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && same_file(fd, marker) && lstat(state, &st) != 0 && errno == ENOENT &&
 	    (hi = highest_fd()) >= 0)
 		kept = fcntl(fd, F_DUPFD, hi + 1);
 	/* Ours, locked: unlinked as markers are, under their lock. */
