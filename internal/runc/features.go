@@ -79,9 +79,7 @@ func ProbeFeatures(runtime, cacheDir string) (*Features, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := fmt.Sprintf("%s\x00%d\x00%d\x00%d", runtime, inode(st), st.Size(), st.ModTime().UnixNano())
-	sum := sha256.Sum256([]byte(key))
-	cache := filepath.Join(cacheDir, "features-"+hex.EncodeToString(sum[:8])+".json")
+	cache := FeaturesCache(cacheDir, runtime, inode(st), st.Size(), st.ModTime().UnixNano())
 	if raw, err := os.ReadFile(cache); err == nil {
 		if f, err := ParseFeatures(raw); err == nil {
 			return f, nil
@@ -108,6 +106,15 @@ func ProbeFeatures(runtime, cacheDir string) (*Features, error) {
 		}
 	}
 	return f, nil
+}
+
+// FeaturesCache is the file under cacheDir that holds the features of the
+// runtime at path with inode ino, size bytes, modified at mtimeNs (Unix
+// nanoseconds). The constructor names it the same way (fastpath_linux.c's
+// runc_before_1_3).
+func FeaturesCache(cacheDir, path string, ino uint64, size, mtimeNs int64) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d\x00%d", path, ino, size, mtimeNs)))
+	return filepath.Join(cacheDir, "features-"+hex.EncodeToString(sum[:8])+".json")
 }
 
 // AmendFeatures edits a runtime's features document to say what the

@@ -2,6 +2,7 @@ package runc
 
 import (
 	"encoding/json"
+	"os"
 	"testing"
 )
 
@@ -32,6 +33,27 @@ func TestParseFeatures(t *testing.T) {
 				t.Errorf("got native=%v first=%v version=%q inside=%v, want %v %v %q %v", f.NativeIdmap, f.JoinsUsernsFirst, f.Version, f.StdioChownedInside, c.native, c.first, c.version, c.inside)
 			}
 		})
+	}
+	// runc's own documents, as `runc features` printed them (the
+	// constructor's tests read them too).
+	for _, c := range []struct {
+		file, version string
+		native, first bool
+	}{
+		{"testdata/features-runc-1.1.5.json", "1.1.5+ds1", false, true},
+		{"testdata/features-runc-1.5.2.json", "1.5.2", true, false},
+	} {
+		raw, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := ParseFeatures(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		if f.Version != c.version || f.NativeIdmap != c.native || f.JoinsUsernsFirst != c.first || !f.StdioChownedInside {
+			t.Errorf("%s: version %q native %v first %v inside %v; want %q %v %v true", c.file, f.Version, f.NativeIdmap, f.JoinsUsernsFirst, f.StdioChownedInside, c.version, c.native, c.first)
+		}
 	}
 	if _, err := ParseFeatures([]byte("{")); err == nil {
 		t.Error("truncated document parsed")
