@@ -369,9 +369,12 @@ func (c *creation) do(doc *oci.Document) int {
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
 	}
 	var status int
-	if c.gateFits() {
+	if why := c.gateMisfit(); why == "" {
 		status = c.runGated()
 	} else {
+		if g := gated; g != nil {
+			c.log.Debugf("container %s: runc (pid %d) started before the Go runtime not let through (%s): starting it again", c.id, g.pid, why)
+		}
 		dropGated()
 		if err := inheritMarker(c.marker); err != nil {
 			c.rollback()
@@ -979,15 +982,34 @@ func (m stampModifier) Modify(s *specs.Spec) error {
 	return nil
 }
 
-// gateFits reports whether the runc waiting at the gate (early.go) is the
-// one this create would start now: runc (>= 1.1, whose init chowns stdio
-// from inside: no stdio of ours to replace), by the same path, in our
-// network namespace (no netjoin), with argv as is, holding this create's
-// marker, for a create (not a run) that is not socket-activated.
-func (c *creation) gateFits() bool {
+// gateMisfit says why the runc waiting at the gate (early.go) is not the
+// one this create would start now, or "" when it is: runc (>= 1.1, whose
+// init chowns stdio from inside: no stdio of ours to replace), by the same
+// path, in the network namespace runIn would start it in (netjoin's, which
+// the constructor entered for it, or ours), with argv as is, holding this
+// create's marker, for a create (not a run) that is not socket-activated.
+func (c *creation) gateMisfit() string {
 	g := gated
-	return g != nil && g.marker < 0 && c.feat != nil && c.feat.StdioChownedInside && c.netjoin.path == "" &&
-		c.inv.Command == "create" && os.Getenv("LISTEN_PID") == "" && g.is(c.runtime)
+	switch {
+	case g == nil:
+		return "none"
+	case g.marker >= 0:
+		return "the create locked its marker itself"
+	case c.feat == nil || !c.feat.StdioChownedInside:
+		return "not a runc >= 1.1"
+	case c.inv.Command != "create":
+		return "not a create"
+	case os.Getenv("LISTEN_PID") != "":
+		return "socket activation"
+	case !g.is(c.runtime):
+		return "not " + c.runtime + ", or it did not start"
+	case !g.inNetns(c.netjoin):
+		if c.netjoin.path != "" {
+			return "not in network namespace " + c.netjoin.path + " as recorded"
+		}
+		return "not in our network namespace"
+	}
+	return ""
 }
 
 // gateDrain bounds the wait for the end of runc's log once runc has
@@ -1043,7 +1065,11 @@ func (c *creation) runGated() int {
 	if relay.err != nil {
 		c.log.Warnf("container %s: runc's log lines could not be written to %s: %v", c.id, c.inv.Log, relay.err)
 	}
-	c.log.Debugf("container %s: runc (pid %d) started before the Go runtime, at the gate until the spec was written", c.id, g.pid)
+	if c.netjoin.path != "" {
+		c.log.Debugf("container %s: runc (pid %d) started before the Go runtime in network namespace %s, at the gate until the spec was written", c.id, g.pid, c.netjoin.path)
+	} else {
+		c.log.Debugf("container %s: runc (pid %d) started before the Go runtime, at the gate until the spec was written", c.id, g.pid)
+	}
 	if err != nil {
 		return c.fail(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/runc-userns/runc-userns/netns"
 )
 
 // earlyRunc is runc's delete, started by the constructor before the Go
@@ -92,6 +94,24 @@ func (g *gatedRunc) is(path string) bool {
 	var exe, want unix.Stat_t
 	return unix.Stat(fmt.Sprintf("/proc/%d/exe", g.pid), &exe) == nil && unix.Stat(path, &want) == nil &&
 		exe.Dev == want.Dev && exe.Ino == want.Ino
+}
+
+// inNetns reports whether the gated runc is in the network namespace nj
+// names (the constructor entered it for a runc < 1.3, as runIn would), or
+// in ours when nj names none.
+func (g *gatedRunc) inNetns(nj netjoin) bool {
+	var got, own unix.Stat_t
+	if unix.Stat(fmt.Sprintf("/proc/%d/ns/net", g.pid), &got) != nil {
+		return false
+	}
+	want := nj.id
+	if nj.path == "" {
+		if unix.Stat("/proc/self/ns/net", &own) != nil {
+			return false
+		}
+		want = netns.ID{Dev: own.Dev, Ino: own.Ino}
+	}
+	return netns.ID{Dev: got.Dev, Ino: got.Ino} == want
 }
 
 // drainWriter writes to w until a write fails, and then takes every write

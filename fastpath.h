@@ -26,23 +26,29 @@
  * spec's annotations in state.json (a test checks it is the Go constant). */
 #define FP_STAMP_KEY "runc-userns.io/stamp"
 
+/* netjoin.go's netjoinMarker: in a spec, the stamp of a create that took
+ * the network namespace entry out (a test checks it is the Go constant). */
+#define FP_NETJOIN_MARKER "\\\"netns\\\":"
+
 /* fp_sys.read's answers besides a length. */
 #define FP_READ_ENOENT (-1L) /* the file does not exist */
 #define FP_READ_FAIL (-2L)   /* any other error, or longer than cap */
 
 /* The files fp_decide reads, for fp_sys.read (the real one reads every
  * file alike; the tests' fake tells them apart). */
-enum fp_file { FP_FILE_CONFIG, FP_FILE_STATE, FP_FILE_SPEC, FP_NFILES };
+enum fp_file { FP_FILE_CONFIG, FP_FILE_STATE, FP_FILE_SPEC, FP_FILE_FEATURES, FP_NFILES };
 
 struct fp_stat {
 	unsigned long long dev, ino;
 	unsigned int mode;
+	long long size, mtime_ns; /* st_size; st_mtim in nanoseconds */
 };
 
 struct fp_sys {
 	/* read reads the file at path, one of enum fp_file, into buf, at
-	 * most cap bytes: the operator config, runc's state.json, or a
-	 * bundle's config.json. */
+	 * most cap bytes: the operator config, runc's state.json, a
+	 * bundle's config.json, or the runtime's features the Go code
+	 * cached. */
 	long (*read)(const struct fp_sys *sys, int which, const char *path, char *buf, size_t cap);
 	/* stat is stat(2): it follows symlinks; 0 on success. */
 	int (*stat)(const struct fp_sys *sys, const char *path, struct fp_stat *st);
@@ -66,6 +72,9 @@ struct fp_plan {
 	char id[FP_ID_MAX + 1];
 	/* FP_GATE: argv[log_at] holds --log's value, after "=" when log_eq. */
 	int log_at, log_eq;
+	/* FP_GATE: the network namespace runc starts in, by path, as
+	 * netjoin.go would start it ("": ours). */
+	char netns[FP_PATH_MAX];
 };
 
 /* An in-flight marker's claim (inflight.go's inflightRecord); a pool
@@ -112,8 +121,8 @@ struct fp_record {
  * state.json, *state_len bytes, which the Go code reads the stamp from
  * (state NULL: never FP_SPAWN). It returns FP_GATE and that path for a
  * create the Go code acts on that the constructor may start behind the
- * gate (fastpath_linux.c, "--- create"), with plan's state_dir, root, id
- * and log_at set. FP_GO when it is none of these, or not sure.
+ * gate (fastpath_linux.c, "--- create"), with plan's state_dir, root, id,
+ * log_at and netns set. FP_GO when it is none of these, or not sure.
  */
 int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, char *runtime, size_t cap,
 	      char **state, long *state_len, struct fp_plan *plan);

@@ -63,6 +63,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <malloc.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
@@ -1038,9 +1039,35 @@ static int skip(struct json *j, int depth)
 	return walk(j, depth, 0);
 }
 
-/* One namespace entry: its type is network (or unsure), it has a path. */
+/* ascii: a key of n bytes in ASCII (encoding/json also folds U+017F to
+ * 's' and the Kelvin sign to 'k': a key past ASCII may be one we look for). */
+static int ascii(const char *k, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if ((unsigned char)k[i] >= 0x80)
+			return 0;
+	return 1;
+}
+
+/* netns_scan: the spec's first namespace entry of type network with a
+ * path, as sysfs.go's foreignNetns finds it, into out (cap bytes). unsure:
+ * the Go code may read it otherwise (a key twice, an escape, a key past
+ * ASCII, a path not absolute or past ASCII: encoding/json replaces
+ * invalid UTF-8). */
+struct netns_scan {
+	char *out;
+	size_t cap;
+	int found, unsure, linux_seen, ns_seen;
+};
+
+/* One namespace entry: its type is network, its path (as written). */
 struct ns_entry {
-	int network, path;
+	struct netns_scan *scan;
+	const char *path;
+	size_t path_n;
+	int network, types, paths;
 };
 
 static int ns_member(struct json *j, const char *k, size_t n, void *arg)
@@ -1048,69 +1075,99 @@ static int ns_member(struct json *j, const char *k, size_t n, void *arg)
 	struct ns_entry *e = arg;
 	const char *s;
 	size_t sn;
-	int esc;
+	int esc, type = eq_fold(k, n, "type");
 
-	if (!eq_fold(k, n, "type") && !eq_fold(k, n, "path"))
+	if (!ascii(k, n))
+		e->scan->unsure = 1;
+	if (!type && !eq_fold(k, n, "path"))
 		return skip(j, 3);
+	if (type ? e->types++ : e->paths++)
+		e->scan->unsure = 1;
 	ws(j);
 	if (literal(j, "null"))
 		return 1;
 	if (!str(j, &s, &sn, &esc))
 		return 0;
-	if (eq_fold(k, n, "type"))
-		e->network |= esc || (sn == 7 && memcmp(s, "network", 7) == 0);
+	if (esc)
+		e->scan->unsure = 1;
+	if (type)
+		e->network = sn == 7 && memcmp(s, "network", 7) == 0;
 	else
-		e->path |= sn > 0;
+		e->path = s, e->path_n = sn;
 	return 1;
 }
 
 static int ns_elem(struct json *j, void *arg)
 {
-	struct ns_entry e = {0, 0};
+	struct netns_scan *sc = arg;
+	struct ns_entry e = {sc, NULL, 0, 0, 0, 0};
 
 	ws(j);
 	if (literal(j, "null"))
 		return 1;
 	if (!object(j, ns_member, &e))
 		return 0;
-	*(int *)arg |= e.network && e.path;
+	if (sc->found || !e.network || e.path_n == 0)
+		return 1;
+	sc->found = 1;
+	if (e.path_n >= sc->cap || e.path[0] != '/' || !ascii(e.path, e.path_n)) {
+		sc->unsure = 1;
+		return 1;
+	}
+	memcpy(sc->out, e.path, e.path_n);
+	sc->out[e.path_n] = '\0';
 	return 1;
 }
 
 static int linux_member(struct json *j, const char *k, size_t n, void *arg)
 {
+	struct netns_scan *sc = arg;
+
+	if (!ascii(k, n))
+		sc->unsure = 1;
 	if (!eq_fold(k, n, "namespaces"))
 		return skip(j, 2);
+	if (sc->ns_seen++)
+		sc->unsure = 1;
 	ws(j);
 	return literal(j, "null") || array(j, ns_elem, arg);
 }
 
 static int top_linux(struct json *j, const char *k, size_t n, void *arg)
 {
+	struct netns_scan *sc = arg;
+
+	if (!ascii(k, n))
+		sc->unsure = 1;
 	if (!eq_fold(k, n, "linux"))
 		return skip(j, 1);
+	if (sc->linux_seen++)
+		sc->unsure = 1;
 	ws(j);
 	return literal(j, "null") || object(j, linux_member, arg);
 }
 
-/* joins_netns: the spec raw (len bytes) may join a network namespace by
- * path (1), or surely does not (0). */
-static int joins_netns(const char *raw, size_t len)
+/* netns_of: the network namespace the spec raw (len bytes) joins by path,
+ * into out (cap bytes): 1, or 0 when it joins none, or -1 when unsure. */
+static int netns_of(const char *raw, size_t len, char *out, size_t cap)
 {
 	struct json j = {raw, raw + len};
-	int joins = 0;
+	struct netns_scan sc = {out, cap, 0, 0, 0, 0};
 
-	if (!object(&j, top_linux, &joins))
-		return 1;
+	if (!object(&j, top_linux, &sc))
+		return -1;
 	ws(&j);
-	return joins || j.p != j.end;
+	if (sc.unsure || j.p != j.end)
+		return -1;
+	return sc.found;
 }
 
 /* create_untouched: a create of bundle (its --bundle, "" for none) is one
  * that create.go hands to runc as it is, under conf. Else *netjoin says
- * whether its spec may join a network namespace by path (joins_netns; 1
- * when it could not be read). */
-static int create_untouched(const struct fp_sys *sys, const struct conf *conf, const char *bundle, int *netjoin)
+ * whether its spec joins a network namespace by path (netns_of: 1, with
+ * the path in netns, cap bytes; 0; -1 when unsure or unread). */
+static int create_untouched(const struct fp_sys *sys, const struct conf *conf, const char *bundle, char *netns,
+			    size_t cap, int *netjoin)
 {
 	struct spec sp = {sys, FP_DEFAULT_STATE_DIR, sizeof FP_DEFAULT_STATE_DIR - 1};
 	char path[FP_PATH_MAX];
@@ -1118,7 +1175,7 @@ static int create_untouched(const struct fp_sys *sys, const struct conf *conf, c
 	long len;
 	int ok;
 
-	*netjoin = 1;
+	*netjoin = -1;
 	if (conf->unsure)
 		return 0;
 	if (conf->state_dir && conf->state_dir_n > 0) {
@@ -1135,10 +1192,125 @@ static int create_untouched(const struct fp_sys *sys, const struct conf *conf, c
 		return 0;
 	len = sys->read(sys, FP_FILE_SPEC, path, buf, FP_SPEC_MAX);
 	ok = len > 0 && conf->always != 1 && spec_untouched(buf, (size_t)len, &sp);
-	if (!ok && len > 0)
-		*netjoin = joins_netns(buf, (size_t)len);
+	/* A spec an earlier create edited, whose stamp records the network
+	 * namespace that create took out of it (netjoin.go's netjoinMarker):
+	 * the Go code puts it back, and may start runc in it. */
+	if (!ok && len > 0 && netns)
+		*netjoin = memmem(buf, (size_t)len, FP_NETJOIN_MARKER, sizeof FP_NETJOIN_MARKER - 1)
+				   ? -1
+				   : netns_of(buf, (size_t)len, netns, cap);
 	free(buf);
 	return ok;
+}
+
+static int path_join(char *out, size_t cap, const char *dir, const char *name);
+static void sha256(const unsigned char *msg, size_t len, unsigned char out[32]);
+
+/* The features the Go code cached for a runtime (internal/runc's
+ * ProbeFeatures) are at most this long for the C side (runc's are ~5 KiB). */
+#define FP_FEATURES_MAX (64L << 10)
+
+/* The features document's annotations: runc's version, once. */
+struct features_scan {
+	const char *version;
+	size_t version_n;
+	int annotations, versions;
+};
+
+static int feature_annotation(struct json *j, const char *k, size_t n, void *arg)
+{
+	struct features_scan *f = arg;
+	const char *s;
+	size_t sn;
+	int esc;
+
+	if (!str(j, &s, &sn, &esc))
+		return 0;
+	if (!IS_KEY(k, n, "org.opencontainers.runc.version"))
+		return 1;
+	f->version = esc ? NULL : s;
+	f->version_n = sn;
+	f->versions++;
+	return 1;
+}
+
+static int features_member(struct json *j, const char *k, size_t n, void *arg)
+{
+	struct features_scan *f = arg;
+
+	if (!ascii(k, n))
+		return 0;
+	if (!eq_fold(k, n, "annotations"))
+		return skip(j, 1);
+	f->annotations++;
+	return object(j, feature_annotation, f);
+}
+
+/* digits_of reads 1 to 9 decimal digits from s (n bytes) at *i. */
+static int digits_of(const char *s, size_t n, size_t *i, int *out)
+{
+	size_t start = *i;
+
+	*out = 0;
+	while (*i < n && s[*i] >= '0' && s[*i] <= '9' && *i - start < 9)
+		*out = *out * 10 + (s[(*i)++] - '0');
+	return *i > start && !(*i < n && s[*i] >= '0' && s[*i] <= '9');
+}
+
+/*
+ * runc_before_1_3: the runtime is runc older than 1.3 (1: runc.Features'
+ * JoinsUsernsFirst, netjoin.go starts it inside the spec's network
+ * namespace), or 1.3 or later (0), as the features the Go code cached in
+ * state_dir say: internal/runc's ProbeFeatures names the file by a SHA-256
+ * of the runtime's path, inode, size and modification time. -1: no such
+ * file, or one the C side does not read as parseVersion does (then the Go
+ * code probes, and the next create knows).
+ */
+static int runc_before_1_3(const struct fp_sys *sys, const char *state_dir, const char *runtime)
+{
+	static const char digits[] = "0123456789abcdef";
+	char key[FP_PATH_MAX + 80], name[48], path[FP_PATH_MAX];
+	unsigned char sum[32];
+	struct fp_stat st;
+	struct features_scan f = {NULL, 0, 0, 0};
+	struct json j;
+	char *buf;
+	size_t i = 0;
+	long len;
+	int n, major, minor, ok;
+
+	if (sys->stat(sys, runtime, &st) != 0)
+		return -1;
+	n = snprintf(key, sizeof key, "%s%c%llu%c%lld%c%lld", runtime, 0, st.ino, 0, st.size, 0, st.mtime_ns);
+	if (n < 0 || (size_t)n >= sizeof key)
+		return -1;
+	sha256((const unsigned char *)key, (size_t)n, sum);
+	memcpy(name, "features-", 9);
+	for (i = 0; i < 8; i++) {
+		name[9 + 2 * i] = digits[sum[i] >> 4];
+		name[9 + 2 * i + 1] = digits[sum[i] & 15];
+	}
+	memcpy(name + 25, ".json", 6);
+	if (!path_join(path, sizeof path, state_dir, name))
+		return -1;
+	buf = malloc(FP_FEATURES_MAX);
+	if (!buf)
+		return -1;
+	len = sys->read(sys, FP_FILE_FEATURES, path, buf, FP_FEATURES_MAX);
+	j.p = buf;
+	j.end = buf + (len > 0 ? len : 0);
+	ok = len > 0 && object(&j, features_member, &f);
+	ws(&j);
+	ok = ok && j.p == j.end && f.annotations == 1 && f.versions == 1 && f.version;
+	i = 0;
+	/* parseVersion: major, a dot, minor's leading digits (Atoi's sign
+	 * and the like: unsure). */
+	ok = ok && digits_of(f.version, f.version_n, &i, &major) && i < f.version_n && f.version[i++] == '.' &&
+	     digits_of(f.version, f.version_n, &i, &minor);
+	free(buf);
+	if (!ok)
+		return -1;
+	return major < 1 || (major == 1 && minor < 3);
 }
 
 /* release_state_dir: the state dir (into dir, FP_PATH_MAX bytes) in which
@@ -1186,7 +1358,6 @@ static void plan_release(struct fp_plan *plan, const struct conf *conf, const ch
 	plan->release = 1;
 }
 
-static int path_join(char *out, size_t cap, const char *dir, const char *name);
 
 /* container_paths names what layout.go keeps of container id of runc root
  * root (both clean and absolute) in state_dir, FP_PATH_MAX bytes each: its
@@ -1234,7 +1405,7 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 	struct conf conf = {NULL, 0, 0, -1};
 	char *const *e;
 	long len;
-	int kind, verdict = FP_EXEC, has_config = 1, debug = 0, log_at = 0, log_eq = 0, netjoin = 1;
+	int kind, verdict = FP_EXEC, has_config = 1, debug = 0, log_at = 0, log_eq = 0, netjoin = -1;
 
 	/* Not a memset: 9 KiB, three pages to fault in on every call, where
 	 * plan_release writes each path before it sets release. */
@@ -1293,11 +1464,13 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 	if (kind == ARGV_CREATE) {
 		if (!valid_id(id))
 			return FP_GO;
-		if (!create_untouched(sys, &conf, bundle, &netjoin)) {
+		if (plan)
+			plan->netns[0] = '\0';
+		if (!create_untouched(sys, &conf, bundle, plan ? plan->netns : NULL, FP_PATH_MAX, &netjoin)) {
 			/* Socket activation: LISTEN_PID names us, and runc
 			 * hands the sockets on only when it is runc's pid. */
 			v = fp_getenv(envp, "LISTEN_PID");
-			if (!plan || !has_config || netjoin || log_at <= 0 || (v && *v) ||
+			if (!plan || !has_config || netjoin < 0 || log_at <= 0 || (v && *v) ||
 			    !*(log_eq ? strchr(argv[log_at], '=') + 1 : argv[log_at]) ||
 			    !release_state_dir(&conf, root, id, 0, envp, plan->state_dir))
 				return FP_GO;
@@ -1348,6 +1521,22 @@ int fp_decide(char *const *argv, char *const *envp, const struct fp_sys *sys, ch
 
 		if (strcmp(base ? base + 1 : runtime, "runc") != 0)
 			return FP_GO;
+		/* A spec that joins a network namespace by path: runc < 1.3
+		 * starts in it (netjoin.go, for a pool container; the Go code
+		 * checks that the gated runc is where it would have started
+		 * it), a later runc joins it itself. Which runc this is, the
+		 * features the Go code cached say. */
+		if (netjoin) {
+			switch (runc_before_1_3(sys, plan->state_dir, runtime)) {
+			case 0:
+				plan->netns[0] = '\0';
+				break;
+			case 1:
+				break;
+			default:
+				return FP_GO;
+			}
+		}
 		strcpy(plan->root, root);
 		strcpy(plan->id, id);
 		plan->log_at = log_at;
@@ -2042,6 +2231,8 @@ static int real_stat(const struct fp_sys *sys, const char *path, struct fp_stat 
 	out->dev = (unsigned long long)st.st_dev;
 	out->ino = (unsigned long long)st.st_ino;
 	out->mode = (unsigned int)st.st_mode;
+	out->size = (long long)st.st_size;
+	out->mtime_ns = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
 	return 0;
 }
 
@@ -2163,8 +2354,17 @@ int fp_early(char **state, long *state_len)
  * Go code then copies what runc writes to the real --log file. (An
  * anonymous pipe would not do: its open through /proc never waits.)
  * Whatever the Go code decides instead (an
- * error, a plain exec, a network namespace runc must start in, stdio it
- * must replace) it kills runc first, which has read nothing.
+ * error, a plain exec, stdio it must replace, a runc in another network
+ * namespace than it would start runc in) it kills runc first, which has
+ * read nothing.
+ *
+ * A spec that joins a network namespace by path (every CRI pod's): runc
+ * 1.3 and later join it themselves; an older runc is started inside it,
+ * as netjoin.go starts it for a pool container (runc < 1.3 cannot join it
+ * after the pod's user namespace). Which runc it is, the features the Go
+ * code cached for it say (runc_before_1_3); the child enters the
+ * namespace before its exec, and the Go code lets through only a runc in
+ * the namespace it recorded (or in ours, without netjoin).
  *
  * What holds it together:
  * - the container's in-flight marker is locked here, as lockInflight
@@ -2278,22 +2478,29 @@ static void gate_create(const char *runtime, char **argv, char **envp, const str
 	sigset_t all, old;
 	pid_t self = getpid(), pid;
 	int marker, gate, created;
+	volatile int netns = -1; /* read after vfork's return */
 
+	/* The network namespace runc starts in (plan->netns): opened here,
+	 * entered by the child; the Go code checks the one it is in. */
+	if (plan->netns[0] && (netns = open(plan->netns, O_RDONLY | O_CLOEXEC)) < 0)
+		return;
 	/* A FIFO, not a pipe: an open of a pipe (pipefs) never waits. Only
 	 * its O_PATH descriptor names it once made: nothing is left behind. */
 	snprintf(name, sizeof name, ".gate-%d", (int)self);
-	if (!path_join(fifo, sizeof fifo, plan->state_dir, name))
-		return;
-	unlink(fifo);
-	if (mkfifo(fifo, 0600) != 0)
-		return;
-	gate = open(fifo, O_PATH | O_CLOEXEC);
-	unlink(fifo);
-	if (gate < 0)
-		return;
-	marker = lock_marker(plan, &created);
+	gate = -1;
+	if (path_join(fifo, sizeof fifo, plan->state_dir, name)) {
+		unlink(fifo);
+		if (mkfifo(fifo, 0600) == 0) {
+			gate = open(fifo, O_PATH | O_CLOEXEC);
+			unlink(fifo);
+		}
+	}
+	marker = gate < 0 ? -1 : lock_marker(plan, &created);
 	if (marker < 0) {
-		close(gate);
+		if (gate >= 0)
+			close(gate);
+		if (netns >= 0)
+			close(netns);
 		return;
 	}
 	snprintf(log_arg, sizeof log_arg, "%s/proc/%d/fd/%d", plan->log_eq ? "--log=" : "", (int)self, gate);
@@ -2305,7 +2512,7 @@ static void gate_create(const char *runtime, char **argv, char **envp, const str
 	pid = vfork();
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != self)
+		if (getppid() != self || (netns >= 0 && setns(netns, CLONE_NEWNET) != 0))
 			_exit(127);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		execve(runtime, argv, envp);
@@ -2313,6 +2520,8 @@ static void gate_create(const char *runtime, char **argv, char **envp, const str
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	argv[plan->log_at] = saved;
+	if (netns >= 0)
+		close(netns);
 	if (pid < 0) {
 		if (created)
 			remove_marker(plan);

@@ -22,9 +22,11 @@ package main
 // container held itself, without the Go runtime; otherwise it returns and
 // the Go code (early.go) waits for that runc and then releases. A create
 // the Go code acts on (a pool user namespace, say), with a config file and
-// one --log, for runc itself and a spec that joins no network namespace by
-// path, it starts runc for at once, behind a gate on runc's --log that the
-// Go code opens once the edited spec is written (early.go's gatedRunc).
+// one --log, for runc itself, it starts runc for at once, behind a gate on
+// runc's --log that the Go code opens once the edited spec is written
+// (early.go's gatedRunc); for a spec that joins a network namespace by
+// path, only once the Go code has cached runc's features (a runc < 1.3
+// starts inside that namespace, as netjoin.go starts it).
 // RUNC_USERNS_FASTPATH=0 in the environment turns all of it off.
 //
 // This file only lets the tests run the constructor's decision on bytes
@@ -40,6 +42,7 @@ struct fp_fake_file {
 	const char *path;
 	unsigned long long dev, ino;
 	unsigned int mode;
+	long long size, mtime_ns;
 };
 
 // One file fp_decide may read.
@@ -93,6 +96,8 @@ static int fp_fake_stat(const struct fp_sys *sys, const char *path, struct fp_st
 			st->dev = f->files[i].dev;
 			st->ino = f->files[i].ino;
 			st->mode = f->files[i].mode;
+			st->size = f->files[i].size;
+			st->mtime_ns = f->files[i].mtime_ns;
 			return 0;
 		}
 	}
@@ -102,6 +107,11 @@ static int fp_fake_stat(const struct fp_sys *sys, const char *path, struct fp_st
 static const char *fp_stamp_key(void)
 {
 	return FP_STAMP_KEY;
+}
+
+static const char *fp_netjoin_marker(void)
+{
+	return FP_NETJOIN_MARKER;
 }
 
 static int fp_decide_fake(char **argv, char **envp, struct fp_fake *fake, char *runtime, size_t cap,
@@ -139,9 +149,10 @@ import "unsafe"
 // fastpathFile is a file the fake stat(2) knows (it follows no symlinks:
 // list the target's identity under the link's path).
 type fastpathFile struct {
-	path     string
-	dev, ino uint64
-	mode     uint32 // st_mode: type and permission bits
+	path          string
+	dev, ino      uint64
+	mode          uint32 // st_mode: type and permission bits
+	size, mtimeNs int64
 }
 
 // fastpathSys is the machine a test's decision sees: the config file at
@@ -158,12 +169,18 @@ type fastpathSys struct {
 	stateUnreadable  bool
 	specPath         string // a bundle's config.json
 	spec             []byte
+	featuresPath     string // the runtime's features the Go code cached
+	features         []byte
 	files            []fastpathFile
 	present          []string // paths lstat finds (pods' pins)
 }
 
 // fastpathStampKey is the stamp key the C side looks for in state.json.
 var fastpathStampKey = C.GoString(C.fp_stamp_key())
+
+// fastpathNetjoinMarker is the stamp's netjoin mark the C side looks for
+// in a spec.
+var fastpathNetjoinMarker = C.GoString(C.fp_netjoin_marker())
 
 // fp_read_file's answers besides a length.
 const (
@@ -195,6 +212,7 @@ type fastpathVerdict struct {
 	gateState, gateRoot string
 	logAt               int
 	logEq               bool
+	netns               string // the network namespace runc starts in ("": ours)
 }
 
 // fastpathDecide runs the constructor's decision on argv and env, with sys
@@ -232,9 +250,10 @@ func fastpathDecide(argv, env []string, sys fastpathSys) (v fastpathVerdict) {
 		data       []byte
 		unreadable bool
 	}{
-		C.FP_FILE_CONFIG: {sys.configPath, sys.config, sys.configUnreadable},
-		C.FP_FILE_STATE:  {sys.statePath, sys.state, sys.stateUnreadable},
-		C.FP_FILE_SPEC:   {sys.specPath, sys.spec, false},
+		C.FP_FILE_CONFIG:   {sys.configPath, sys.config, sys.configUnreadable},
+		C.FP_FILE_STATE:    {sys.statePath, sys.state, sys.stateUnreadable},
+		C.FP_FILE_SPEC:     {sys.specPath, sys.spec, false},
+		C.FP_FILE_FEATURES: {sys.featuresPath, sys.features, false},
 	} {
 		r := &fake.reads[which]
 		r.asked = (*C.char)(C.calloc(1, C.FP_PATH_MAX))
@@ -258,7 +277,8 @@ func fastpathDecide(argv, env []string, sys fastpathSys) (v fastpathVerdict) {
 		files := (*[1 << 20]C.struct_fp_fake_file)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.struct_fp_fake_file{}))))
 		frees = append(frees, unsafe.Pointer(files))
 		for i, f := range sys.files {
-			files[i] = C.struct_fp_fake_file{path: cstr(f.path), dev: C.ulonglong(f.dev), ino: C.ulonglong(f.ino), mode: C.uint(f.mode)}
+			files[i] = C.struct_fp_fake_file{path: cstr(f.path), dev: C.ulonglong(f.dev), ino: C.ulonglong(f.ino), mode: C.uint(f.mode),
+				size: C.longlong(f.size), mtime_ns: C.longlong(f.mtimeNs)}
 		}
 		fake.files, fake.nfiles = &files[0], C.int(n)
 	}
@@ -277,6 +297,7 @@ func fastpathDecide(argv, env []string, sys fastpathSys) (v fastpathVerdict) {
 	if v.kind == verdictGate {
 		v.gateState, v.gateRoot, v.id = C.GoString(&plan.state_dir[0]), C.GoString(&plan.root[0]), C.GoString(&plan.id[0])
 		v.logAt, v.logEq = int(plan.log_at), plan.log_eq != 0
+		v.netns = C.GoString(&plan.netns[0])
 	}
 	if v.kind != verdictGo {
 		v.runtime = C.GoString(rt)

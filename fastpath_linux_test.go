@@ -20,6 +20,7 @@ import (
 
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/internal/runc"
 )
 
 const (
@@ -32,14 +33,14 @@ const (
 // /usr/local/sbin/runc (the first runc on the test PATH); the real runc is
 // /usr/sbin/runc, the configured one /opt/runc.
 var fpFiles = []fastpathFile{
-	{"/proc/self/exe", 1, 100, fpExec},
-	{"/usr/local/sbin/runc", 1, 100, fpExec},
-	{"/usr/sbin/runc", 1, 200, fpExec},
-	{"/opt/runc", 1, 300, fpExec},
-	{"/opt/self", 1, 100, fpExec},
-	{"/opt/noexec", 1, 400, fpData},
-	{"/opt/dir/runc", 1, 500, fpDir},
-	{"/opt/data/runc", 1, 600, fpData},
+	{"/proc/self/exe", 1, 100, fpExec, 0, 0},
+	{"/usr/local/sbin/runc", 1, 100, fpExec, 0, 0},
+	{"/usr/sbin/runc", 1, 200, fpExec, 0, 0},
+	{"/opt/runc", 1, 300, fpExec, 9_876_543, 1_764_000_000_123_456_789},
+	{"/opt/self", 1, 100, fpExec, 0, 0},
+	{"/opt/noexec", 1, 400, fpData, 0, 0},
+	{"/opt/dir/runc", 1, 500, fpDir, 0, 0},
+	{"/opt/data/runc", 1, 600, fpData, 0, 0},
 }
 
 const fpDefault = "/etc/runc-userns/config.json"
@@ -262,7 +263,7 @@ func TestFastpathDecide(t *testing.T) {
 		{"PATH dir, data file and no runc skipped", []string{"state", "c"}, []string{"PATH=/opt/dir:/opt/data:/nosuch:/opt"}, defaults, "/opt/runc"},
 		{"PATH cleaned", []string{"state", "c"}, []string{"PATH=/usr//local/../sbin/./"}, defaults, "/usr/sbin/runc"},
 		{"PATH dot-dot above the root", []string{"state", "c"}, []string{"PATH=/../../opt"}, defaults, "/opt/runc"},
-		{"PATH root", []string{"state", "c"}, []string{"PATH=/"}, fastpathSys{files: append([]fastpathFile{{"/runc", 2, 1, fpExec}}, fpFiles...)}, "/runc"},
+		{"PATH root", []string{"state", "c"}, []string{"PATH=/"}, fastpathSys{files: append([]fastpathFile{{"/runc", 2, 1, fpExec, 0, 0}}, fpFiles...)}, "/runc"},
 		{"PATH empty entry first", []string{"state", "c"}, []string{"PATH=:/usr/sbin"}, defaults, ""},
 		{"PATH empty entry after runc", []string{"state", "c"}, []string{"PATH=/usr/sbin:"}, defaults, "/usr/sbin/runc"},
 		{"PATH empty entry before runc", []string{"state", "c"}, []string{"PATH=/nosuch::/usr/sbin"}, defaults, ""},
@@ -482,10 +483,14 @@ func TestFastpathDeleteExec(t *testing.T) {
 	runFastpathCases(t, cases)
 }
 
-// The C side looks for the annotation key the Go code writes.
+// The C side looks for the annotation key the Go code writes, and for the
+// stamp's netjoin mark.
 func TestFastpathStampKey(t *testing.T) {
 	if fastpathStampKey != oci.AnnotationStamp {
 		t.Fatalf("FP_STAMP_KEY is %q, oci.AnnotationStamp %q", fastpathStampKey, oci.AnnotationStamp)
+	}
+	if fastpathNetjoinMarker != string(netjoinMarker) {
+		t.Fatalf("FP_NETJOIN_MARKER is %q, netjoinMarker %q", fastpathNetjoinMarker, netjoinMarker)
 	}
 }
 
@@ -789,15 +794,22 @@ func FuzzFastPathCreate(f *testing.F) {
 	f.Add([]byte("--root\x00/r\x00create\x00--bundle\x00/b\x00c"), []byte(`{"linux":{"namespaces":[{"type":"pid","path":"container:x"}]}}`), uint8(1))
 	// Behind the gate: a pool user namespace asked for, --log given.
 	f.Add([]byte("--log\x00/l.json\x00create\x00--bundle\x00/b\x00c"), []byte(`{"annotations":{"runc-userns.io/userns":"auto"},"linux":{"namespaces":[{"type":"network"}]}}`), uint8(1))
+	// Joins a network namespace by path, runc 1.1.5's features cached.
+	f.Add([]byte("--log\x00/l.json\x00create\x00--bundle\x00/b\x00c"), []byte(`{"annotations":{"runc-userns.io/userns":"auto"},"linux":{"namespaces":[{"type":"network","path":"/run/netns/n"}]}}`), uint8(9))
+	feats := [][]byte{nil, fpFeatures(f, "1.1.5"), fpFeatures(f, "1.5.2")}
 	f.Fuzz(func(t *testing.T, argvBytes, spec []byte, mode uint8) {
 		args := strings.Split(string(argvBytes), "\x00")
 		sd := stateDirs[int(mode)/len(modes)%len(stateDirs)]
+		feat := int(mode) / (len(modes) * len(stateDirs)) % len(feats)
 		raw := []byte(`{"runtime": "/opt/runc", "stateDir": "` + sd + `", "userns": {"mode": "` + modes[int(mode)%len(modes)] + `"}}`)
 		sys := fastpathSys{configPath: "/cfg.json", config: raw, files: fpFiles, specPath: "*", spec: spec, present: present}
+		if feats[feat] != nil {
+			sys.featuresPath, sys.features = fpFeaturesCache(sd), feats[feat]
+		}
 		v := fastpathDecide(append([]string{"runc-userns"}, args...), []string{"RUNC_USERNS_CONFIG=/cfg.json", "PATH=/usr/sbin"}, sys)
 		inv := oci.Parse(args)
 		if v.kind == verdictGate {
-			checkGate(t, args, spec, inv, v)
+			checkGate(t, args, spec, inv, v, []int{-1, 1, 0}[feat])
 			return
 		}
 		if v.kind == verdictGo || inv.Command != "create" {
@@ -838,10 +850,13 @@ func FuzzFastPathCreate(f *testing.F) {
 }
 
 // checkGate: a create the C side starts behind the gate is one oci.Parse
-// scans, of a valid ID, with one --log whose value is where the plan says,
-// and its spec joins no network namespace by path (netjoin.go starts runc
-// inside one, which a gated runc is not).
-func checkGate(t *testing.T, args []string, spec []byte, inv *oci.Invocation, v fastpathVerdict) {
+// scans, of a valid ID, with one --log whose value is where the plan says;
+// and when its spec joins a network namespace by path (the first, as
+// foreignNetns reads it), the C side knew the runc (before13: the runc's
+// cached features say < 1.3 (1) or not (0); -1: nothing cached), and starts
+// it in that namespace for a runc < 1.3 (as netjoin.go would), else in
+// ours.
+func checkGate(t *testing.T, args []string, spec []byte, inv *oci.Invocation, v fastpathVerdict, before13 int) {
 	t.Helper()
 	if inv.Command != "create" || !inv.Scanned || inv.Help || oci.ValidateID(inv.ID) != nil || inv.ID != v.id {
 		t.Fatalf("gate for %q, but oci.Parse says command %q, scanned %v, help %v, ID %q (plan: %q)", args, inv.Command, inv.Scanned, inv.Help, inv.ID, v.id)
@@ -861,27 +876,60 @@ func checkGate(t *testing.T, args []string, spec []byte, inv *oci.Invocation, v 
 	if json.Unmarshal(spec, &s) != nil {
 		return
 	}
-	if s.Linux != nil {
-		for _, ns := range s.Linux.Namespaces {
-			if ns.Type == specs.NetworkNamespace && ns.Path != "" {
-				t.Fatalf("gate for spec %q, which joins network namespace %q", spec, ns.Path)
-			}
-		}
+	_, path, _ := foreignNetns(&s, func(string) (bool, error) { return false, nil })
+	want := ""
+	switch {
+	case path != "" && before13 < 0:
+		t.Fatalf("gate for spec %q, which joins network namespace %q, with no features cached for the runc", spec, path)
+	case path != "" && before13 == 1:
+		want = path
+	}
+	if v.netns != want {
+		t.Fatalf("gate for spec %q starts runc in network namespace %q; want %q", spec, v.netns, want)
 	}
 }
 
+// fpFeatures is runc's features document (internal/runc/testdata) of
+// version 1.1.5 or 1.5.2.
+func fpFeatures(tb testing.TB, version string) []byte {
+	raw, err := os.ReadFile("internal/runc/testdata/features-runc-" + version + ".json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return raw
+}
+
+// fpFeaturesCache is where the Go code caches /opt/runc's features (as
+// fpFiles has it) under stateDir.
+func fpFeaturesCache(stateDir string) string {
+	return runc.FeaturesCache(stateDir, "/opt/runc", 300, 9_876_543, 1_764_000_000_123_456_789)
+}
+
 // TestFastpathGate: which creates the constructor starts behind the gate
-// (FP_GATE): the Go code's creates with one --log, a config file, runc
-// itself, and no network namespace joined by path.
+// (FP_GATE): the Go code's creates with one --log, a config file and runc
+// itself; for a spec that joins a network namespace by path, a runc whose
+// features the Go code cached, started in that namespace when it is older
+// than 1.3 (netjoin.go).
 func TestFastpathGate(t *testing.T) {
 	const cfg = "/cfg.json"
 	env := []string{"PATH=/usr/sbin", "RUNC_USERNS_CONFIG=" + cfg}
 	const sd = `{"runtime": "/opt/runc", "stateDir": "/sd"}`
 	pooled := strings.Replace(fpSpec, `"annotations":{`, `"annotations":{"runc-userns.io/userns":"auto",`, 1)
 	noNet := strings.Replace(pooled, `{"type":"network","path":"/var/run/netns/cni-1"}`, `{"type":"network"}`, 1)
+	const cni = "/var/run/netns/cni-1"
+	netPath := func(p string) string { return strings.Replace(pooled, cni, p, 1) }
+	v115, v152 := fpFeatures(t, "1.1.5"), fpFeatures(t, "1.5.2")
+	version := func(v string) []byte {
+		return bytes.Replace(v152, []byte(`"org.opencontainers.runc.version": "1.5.2"`), []byte(`"org.opencontainers.runc.version": "`+v+`"`), 1)
+	}
 	with := func(config, spec string) fastpathSys {
 		files := append([]fastpathFile{{path: "/opt/crun", dev: 1, ino: 40, mode: 0o100755}}, fpFiles...)
 		return fastpathSys{configPath: cfg, config: []byte(config), files: files, specPath: "/b/config.json", spec: []byte(spec)}
+	}
+	withFeat := func(spec string, features []byte) fastpathSys {
+		sys := with(sd, spec)
+		sys.featuresPath, sys.features = fpFeaturesCache("/sd"), features
+		return sys
 	}
 	create := func(pre ...string) []string { return append(pre, "create", "--bundle", "/b", "c") }
 	for _, tc := range []struct {
@@ -892,32 +940,60 @@ func TestFastpathGate(t *testing.T) {
 		want  string // "gate:<runtime>", a runc the fast path execs, or "" (Go, no gate)
 		logAt int
 		logEq bool
+		netns string // the network namespace runc starts in
 	}{
-		{"--log PATH", create("--log", "/l.json", "--log-format", "json"), env, with(sd, noNet), "gate:/opt/runc", 2, false},
-		{"--log=PATH", create("--log=/l.json"), env, with(sd, noNet), "gate:/opt/runc", 1, true},
-		{"-log PATH, after --root", create("--root", "/r", "-log", "/l.json"), env, with(sd, noNet), "gate:/opt/runc", 4, false},
-		{"with --debug", create("--debug", "--log", "/l.json"), env, with(sd, noNet), "gate:/opt/runc", 3, false},
-		{"no network namespace at all", create("--log", "/l"), env, with(sd, strings.Replace(noNet, `{"type":"network"},`, ``, 1)), "gate:/opt/runc", 2, false},
-		{"network path null", create("--log", "/l"), env, with(sd, strings.Replace(noNet, `{"type":"network"}`, `{"type":"network","path":null}`, 1)), "gate:/opt/runc", 2, false},
-		{"userns.mode always, spec of its own", create("--log", "/l"), env, with(`{"runtime": "/opt/runc", "stateDir": "/sd", "userns": {"mode": "always"}}`, strings.Replace(fpSpec, `{"type":"network","path":"/var/run/netns/cni-1"}`, `{"type":"network"}`, 1)), "gate:/opt/runc", 2, false},
+		{"joins a network namespace, runc 1.1.5: started in it", create("--log", "/l"), env, withFeat(pooled, v115), "gate:/opt/runc", 2, false, cni},
+		{"joins one, runc 1.5.2: joins it itself", create("--log", "/l"), env, withFeat(pooled, v152), "gate:/opt/runc", 2, false, ""},
+		{"joins one, runc 1.2.6", create("--log", "/l"), env, withFeat(pooled, version("1.2.6")), "gate:/opt/runc", 2, false, cni},
+		{"joins one, runc 1.10.0", create("--log", "/l"), env, withFeat(pooled, version("1.10.0")), "gate:/opt/runc", 2, false, ""},
+		{"joins one, runc 1.3.0-rc.1", create("--log", "/l"), env, withFeat(pooled, version("1.3.0-rc.1")), "gate:/opt/runc", 2, false, ""},
+		{"joins one, runc 0.9", create("--log", "/l"), env, withFeat(pooled, version("0.9")), "gate:/opt/runc", 2, false, cni},
+		{"joins one, key folded", create("--log", "/l"), env, withFeat(strings.Replace(pooled, `"path":"/var/run/netns`, `"PATH":"/var/run/netns`, 1), v115), "gate:/opt/runc", 2, false, cni},
+		{"the first network entry with a path", create("--log", "/l"), env, withFeat(strings.Replace(pooled, `{"type":"pid"}`, `{"type":"network"},{"type":"network","path":"/n1"}`, 1), v115), "gate:/opt/runc", 2, false, "/n1"},
+		{"no network namespace, features cached", create("--log", "/l"), env, withFeat(noNet, v115), "gate:/opt/runc", 2, false, ""},
+		{"joins one, no features cached", create("--log", "/l"), env, with(sd, pooled), "", 0, false, ""},
+		{"an earlier create's stamp took the network namespace out", create("--log", "/l"), env, withFeat(strings.Replace(noNet, `"annotations":{`, `"annotations":{"runc-userns.io/stamp":"{\"netns\":\"/n\"}",`, 1), v115), "", 0, false, ""},
+		{"joins one, features of another runc (its mtime)", create("--log", "/l"), env, func() fastpathSys {
+			sys := withFeat(pooled, v115)
+			sys.featuresPath = runc.FeaturesCache("/sd", "/opt/runc", 300, 9_876_543, 1_764_000_000_123_456_788)
+			return sys
+		}(), "", 0, false, ""},
+		{"joins one, features without runc's version (crun)", create("--log", "/l"), env, withFeat(pooled, bytes.Replace(v152, []byte("org.opencontainers.runc.version"), []byte("io.github.containers.crun.version"), 1)), "", 0, false, ""},
+		{"joins one, version twice", create("--log", "/l"), env, withFeat(pooled, bytes.Replace(v152, []byte(`"org.opencontainers.runc.version": "1.5.2"`), []byte(`"org.opencontainers.runc.version": "1.5.2", "org.opencontainers.runc.version": "1.1.0"`), 1)), "", 0, false, ""},
+		{"joins one, version not a number", create("--log", "/l"), env, withFeat(pooled, version("x")), "", 0, false, ""},
+		{"joins one, version with a sign", create("--log", "/l"), env, withFeat(pooled, version("+1.1.5")), "", 0, false, ""},
+		{"joins one, version without a minor", create("--log", "/l"), env, withFeat(pooled, version("1.x")), "", 0, false, ""},
+		{"joins one, features truncated", create("--log", "/l"), env, withFeat(pooled, v115[:len(v115)-2]), "", 0, false, ""},
+		{"joins one, type escaped", create("--log", "/l"), env, withFeat(strings.Replace(pooled, `"type":"network"`, `"type":"networ\u006b"`, 1), v115), "", 0, false, ""},
+		{"joins one, path escaped", create("--log", "/l"), env, withFeat(netPath(`\/n`), v115), "", 0, false, ""},
+		{"joins one, path relative", create("--log", "/l"), env, withFeat(netPath(`n`), v115), "", 0, false, ""},
+		{"joins one, path past ASCII", create("--log", "/l"), env, withFeat(netPath("/n\xff"), v115), "", 0, false, ""},
+		{"joins one, path given twice", create("--log", "/l"), env, withFeat(strings.Replace(pooled, `"path":"/var`, `"path":"/a","path":"/var`, 1), v115), "", 0, false, ""},
+		{"joins one, a key past ASCII", create("--log", "/l"), env, withFeat(strings.Replace(pooled, `{"type":"network",`, `{"ſ":1,"type":"network",`, 1), v115), "", 0, false, ""},
+		{"joins one, linux given twice", create("--log", "/l"), env, withFeat(strings.Replace(noNet, `"linux":{`, `"linux":{"namespaces":[{"type":"network","path":"/n"}]},"linux":{`, 1), v115), "", 0, false, ""},
+		{"joins one, namespaces given twice", create("--log", "/l"), env, withFeat(strings.Replace(noNet, `"namespaces":[`, `"namespaces":[],"Namespaces":[`, 1), v115), "", 0, false, ""},
 
-		{"untouched: exec as before", create("--log", "/l"), env, with(sd, strings.Replace(fpSpec, `{"type":"network","path":"/var/run/netns/cni-1"}`, `{"type":"network"}`, 1)), "/opt/runc", 0, false},
-		{"no --log", create(), env, with(sd, noNet), "", 0, false},
-		{"two --log", create("--log", "/a", "--log", "/b"), env, with(sd, noNet), "", 0, false},
-		{"--log empty", create("--log", ""), env, with(sd, noNet), "", 0, false},
-		{"--log= empty", create("--log="), env, with(sd, noNet), "", 0, false},
-		{"joins a network namespace", create("--log", "/l"), env, with(sd, pooled), "", 0, false},
-		{"joins one, key folded", create("--log", "/l"), env, with(sd, strings.Replace(pooled, `"path":"/var/run/netns`, `"PATH":"/var/run/netns`, 1)), "", 0, false},
-		{"joins one, type escaped", create("--log", "/l"), env, with(sd, strings.Replace(pooled, `"type":"network"`, `"type":"network"`, 1)), "", 0, false},
-		{"joins one, linux given twice", create("--log", "/l"), env, with(sd, strings.Replace(noNet, `"linux":{`, `"linux":{"namespaces":[{"type":"network","path":"/n"}]},"linux":{`, 1)), "", 0, false},
-		{"runtime not runc", create("--log", "/l"), env, with(`{"runtime": "/opt/crun", "stateDir": "/sd"}`, noNet), "", 0, false},
-		{"no config file", create("--log", "/l"), []string{"PATH=/usr/sbin"}, fastpathSys{files: fpFiles, specPath: "/b/config.json", spec: []byte(noNet)}, "", 0, false},
-		{"socket activation", create("--log", "/l"), append([]string{"LISTEN_PID=7"}, env...), with(sd, noNet), "", 0, false},
-		{"fault injection", create("--log", "/l"), append([]string{"RUNC_USERNS_TEST_KILL_AT=written"}, env...), with(sd, noNet), "", 0, false},
-		{"relative --root", create("--root", "r", "--log", "/l"), env, with(sd, noNet), "", 0, false},
-		{"stateDir not clean", create("--log", "/l"), env, with(`{"runtime": "/opt/runc", "stateDir": "/sd/"}`, noNet), "", 0, false},
-		{"run", []string{"--log", "/l", "run", "--bundle", "/b", "c"}, env, with(sd, noNet), "", 0, false},
-		{"malformed spec", create("--log", "/l"), env, with(sd, noNet[:len(noNet)-1]), "", 0, false},
+		{"--log PATH", create("--log", "/l.json", "--log-format", "json"), env, with(sd, noNet), "gate:/opt/runc", 2, false, ""},
+		{"--log=PATH", create("--log=/l.json"), env, with(sd, noNet), "gate:/opt/runc", 1, true, ""},
+		{"-log PATH, after --root", create("--root", "/r", "-log", "/l.json"), env, with(sd, noNet), "gate:/opt/runc", 4, false, ""},
+		{"with --debug", create("--debug", "--log", "/l.json"), env, with(sd, noNet), "gate:/opt/runc", 3, false, ""},
+		{"no network namespace at all", create("--log", "/l"), env, with(sd, strings.Replace(noNet, `{"type":"network"},`, ``, 1)), "gate:/opt/runc", 2, false, ""},
+		{"network path null", create("--log", "/l"), env, with(sd, strings.Replace(noNet, `{"type":"network"}`, `{"type":"network","path":null}`, 1)), "gate:/opt/runc", 2, false, ""},
+		{"userns.mode always, spec of its own", create("--log", "/l"), env, with(`{"runtime": "/opt/runc", "stateDir": "/sd", "userns": {"mode": "always"}}`, strings.Replace(fpSpec, `{"type":"network","path":"/var/run/netns/cni-1"}`, `{"type":"network"}`, 1)), "gate:/opt/runc", 2, false, ""},
+
+		{"untouched: exec as before", create("--log", "/l"), env, with(sd, strings.Replace(fpSpec, `{"type":"network","path":"/var/run/netns/cni-1"}`, `{"type":"network"}`, 1)), "/opt/runc", 0, false, ""},
+		{"no --log", create(), env, with(sd, noNet), "", 0, false, ""},
+		{"two --log", create("--log", "/a", "--log", "/b"), env, with(sd, noNet), "", 0, false, ""},
+		{"--log empty", create("--log", ""), env, with(sd, noNet), "", 0, false, ""},
+		{"--log= empty", create("--log="), env, with(sd, noNet), "", 0, false, ""},
+		{"runtime not runc", create("--log", "/l"), env, with(`{"runtime": "/opt/crun", "stateDir": "/sd"}`, noNet), "", 0, false, ""},
+		{"no config file", create("--log", "/l"), []string{"PATH=/usr/sbin"}, fastpathSys{files: fpFiles, specPath: "/b/config.json", spec: []byte(noNet)}, "", 0, false, ""},
+		{"socket activation", create("--log", "/l"), append([]string{"LISTEN_PID=7"}, env...), with(sd, noNet), "", 0, false, ""},
+		{"fault injection", create("--log", "/l"), append([]string{"RUNC_USERNS_TEST_KILL_AT=written"}, env...), with(sd, noNet), "", 0, false, ""},
+		{"relative --root", create("--root", "r", "--log", "/l"), env, with(sd, noNet), "", 0, false, ""},
+		{"stateDir not clean", create("--log", "/l"), env, with(`{"runtime": "/opt/runc", "stateDir": "/sd/"}`, noNet), "", 0, false, ""},
+		{"run", []string{"--log", "/l", "run", "--bundle", "/b", "c"}, env, with(sd, noNet), "", 0, false, ""},
+		{"malformed spec", create("--log", "/l"), env, with(sd, noNet[:len(noNet)-1]), "", 0, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			full := append([]string{"/usr/local/bin/runc-userns"}, tc.argv...)
@@ -939,10 +1015,17 @@ func TestFastpathGate(t *testing.T) {
 			if i := slices.Index(tc.argv, "--root"); i >= 0 {
 				root = tc.argv[i+1]
 			}
-			if v.logAt != tc.logAt || v.logEq != tc.logEq || v.gateState != "/sd" || v.gateRoot != root || v.id != "c" {
-				t.Errorf("gate plan: log at %d (eq %v), state dir %q, root %q, ID %q; want %d (%v), /sd, %q, c", v.logAt, v.logEq, v.gateState, v.gateRoot, v.id, tc.logAt, tc.logEq, root)
+			if v.logAt != tc.logAt || v.logEq != tc.logEq || v.gateState != "/sd" || v.gateRoot != root || v.id != "c" || v.netns != tc.netns {
+				t.Errorf("gate plan: log at %d (eq %v), state dir %q, root %q, ID %q, netns %q; want %d (%v), /sd, %q, c, %q", v.logAt, v.logEq, v.gateState, v.gateRoot, v.id, v.netns, tc.logAt, tc.logEq, root, tc.netns)
 			}
-			checkGate(t, tc.argv, tc.sys.spec, oci.Parse(tc.argv), v)
+			before13 := -1
+			if tc.sys.features != nil {
+				before13 = 0
+				if tc.netns != "" {
+					before13 = 1
+				}
+			}
+			checkGate(t, tc.argv, tc.sys.spec, oci.Parse(tc.argv), v, before13)
 		})
 	}
 }

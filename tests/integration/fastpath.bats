@@ -17,6 +17,11 @@ setup() {
 }
 
 teardown() {
+	# A test that failed while it held the pool's lock (hold_pool_lock).
+	if [ -n "${LOCK_HOLDER:-}" ]; then
+		kill "$LOCK_HOLDER" 2>/dev/null || true
+		wait "$LOCK_HOLDER" 2>/dev/null || true
+	fi
 	teardown_env
 }
 
@@ -360,8 +365,7 @@ go_path_taken() {
 
 @test "a pod in a network namespace made elsewhere (containerd's CNI netns): its deletes release without the Go runtime, netns records included" {
 	pod_elsewhere sb app
-	version=$("$REAL_RUNC" --version | awk 'NR == 1 {print $3}')
-	if [[ "$version" == 1.[012].* ]]; then
+	if runc_before_1_3; then
 		# runc < 1.3: the wrapper started runc in the namespace and
 		# recorded it (netjoin.go).
 		[ -f "$(echo "$STATE_DIR"/containers/*/app/netns)" ]
@@ -457,6 +461,54 @@ hold_pool_lock() {
 release_pool_lock() {
 	touch "$TESTDIR/unlock"
 	wait "$LOCK_HOLDER"
+	LOCK_HOLDER=
+}
+
+# netns_inode PATH: the inode of the namespace file at PATH (followed).
+netns_inode() { stat -L -c %i "$1"; }
+
+# runc_before_1_3: the real runc is older than 1.3 (netjoin.go starts it
+# inside a pod's network namespace made elsewhere).
+runc_before_1_3() { [[ "$("$REAL_RUNC" --version | awk 'NR == 1 {print $3}')" == 1.[012].* ]]; }
+
+# gated_create ID BUNDLE: create ID in the background (--debug, --log
+# $TESTDIR/log), the wrapper's pid in WPID, its runc's at the gate in RPID.
+gated_create() {
+	"$WRAPPER" --root "$RUNC_ROOT" --debug --log "$TESTDIR/log" --log-format json create --bundle "$2" "$1" </dev/null >"$TESTDIR/$1.out" 2>&1 &
+	WPID=$!
+	RPID=$(gated_runc "$WPID")
+}
+
+# gated_netns_create ID: a pooled create of ID that joins a network
+# namespace made elsewhere ($TESTDIR/netns) by path, as a CRI pod's does,
+# started by gated_create while the pool's lock is held (the warm-up create
+# of hold_pool_lock caches runc's features, which tell the constructor
+# whether runc must start in that namespace).
+gated_netns_create() {
+	local b
+	netns_elsewhere
+	hold_pool_lock
+	b=$(pooled_bundle "$1")
+	join_netns "$TESTDIR/netns" "$b"
+	gated_create "$1" "$b"
+}
+
+# in_test_netns ID: container ID's init is in $TESTDIR/netns.
+in_test_netns() {
+	[ "$(netns_inode "/proc/$(wrapper state "$1" | jq .pid)/ns/net")" = "$(netns_inode "$TESTDIR/netns")" ]
+}
+
+# started_in_pool_userns ID: container ID, started, runs in the pool's
+# first range.
+started_in_pool_userns() {
+	wrapper start "$1"
+	run -0 cexec "$1" cat /proc/self/uid_map
+	[ "$(echo "$output" | awk '{print $1, $2, $3}')" = "0 $POOL_BASE 65536" ]
+}
+
+# gated_create_done ID: gated_create's create of ID succeeded.
+gated_create_done() {
+	wait "$WPID" || { cat "$TESTDIR/$1.out" >&2; fail "create of $1 failed"; }
 }
 
 # gated_runc WRAPPER-PID: the pid of the runc that wrapper started behind
@@ -474,29 +526,71 @@ gated_runc() {
 @test "a pooled create starts runc before the Go runtime, behind a gate that holds until the edited spec is written" {
 	hold_pool_lock
 	b=$(pooled_bundle c1)
-	"$WRAPPER" --root "$RUNC_ROOT" --debug --log "$TESTDIR/log" --log-format json create --bundle "$b" c1 </dev/null >"$TESTDIR/c1.out" 2>&1 &
-	wpid=$!
 	# runc runs while the Go code waits for the pool's lock, before
 	# anything of the spec is edited: it waits in its open of --log.
-	rpid=$(gated_runc "$wpid")
+	gated_create c1 "$b"
 	sleep 0.5
-	kill -0 "$rpid"
+	kill -0 "$RPID"
 	[ ! -e "$RUNC_ROOT/c1" ]
 	run -1 grep -F runc-userns.io/stamp "$b/config.json"
 	release_pool_lock
-	wait "$wpid" || { cat "$TESTDIR/c1.out" >&2; fail "create failed"; }
-	grep -q "container c1: runc (pid $rpid) started before the Go runtime, at the gate until the spec was written" "$TESTDIR/log"
+	gated_create_done c1
+	grep -q "container c1: runc (pid $RPID) started before the Go runtime, at the gate until the spec was written" "$TESTDIR/log"
 	# runc read the spec as edited: its container runs in the pool's
 	# user namespace (a runc through the gate early would have read the
 	# spec without one, and the container would run as host root).
-	wrapper start c1
-	run -0 cexec c1 cat /proc/self/uid_map
-	[ "$(echo "$output" | awk '{print $1, $2, $3}')" = "0 $POOL_BASE 65536" ]
+	started_in_pool_userns c1
 	# runc's log lines (nsexec's, with --debug) went through the gate.
 	grep -q '"msg":"nsexec' "$TESTDIR/log"
 	run -0 wrapper delete --force c1
 	[ "$(pool_json | jq length)" = 0 ]
 	[ -z "$(find "$STATE_DIR" -maxdepth 1 -name '.gate-*')" ]
+}
+
+@test "a pooled create that joins a network namespace by path (a CRI pod's) starts runc behind the gate: inside that namespace for runc < 1.3" {
+	gated_netns_create c1
+	if runc_before_1_3; then
+		# As netjoin.go starts it: runc < 1.3 cannot join the namespace
+		# once in the pod's user namespace.
+		[ "$(netns_inode "/proc/$RPID/ns/net")" = "$(netns_inode "$TESTDIR/netns")" ]
+		want="started before the Go runtime in network namespace $TESTDIR/netns, at the gate"
+	else
+		[ "$(netns_inode "/proc/$RPID/ns/net")" = "$(netns_inode /proc/self/ns/net)" ]
+		want="started before the Go runtime, at the gate"
+	fi
+	release_pool_lock
+	gated_create_done c1
+	grep -q "container c1: runc (pid $RPID) $want" "$TESTDIR/log"
+	# The container: in the pool's user namespace and in the namespace.
+	started_in_pool_userns c1
+	in_test_netns c1
+	run -0 wrapper delete --force c1
+	[ "$(pool_json | jq length)" = 0 ]
+	umount "$TESTDIR/netns"
+}
+
+@test "a network namespace path that names another namespace while runc waits at the gate: the container joins the one it names when the Go code reads it" {
+	gated_netns_create c1
+	old=$(netns_inode "$TESTDIR/netns")
+	umount "$TESTDIR/netns"
+	unshare --net="$TESTDIR/netns" true
+	[ "$(netns_inode "$TESTDIR/netns")" != "$old" ]
+	release_pool_lock
+	gated_create_done c1
+	if runc_before_1_3; then
+		# The gated runc waits in the old namespace: not the runc to let
+		# through, killed at the gate; the Go code starts runc in the
+		# namespace it recorded.
+		run ! kill -0 "$RPID"
+		grep -qF "container c1: runc (pid $RPID) started before the Go runtime not let through (not in network namespace $TESTDIR/netns as recorded)" "$TESTDIR/log"
+	else
+		# runc joins the namespace by path itself, after the gate.
+		grep -q "container c1: runc (pid $RPID) started before the Go runtime, at the gate" "$TESTDIR/log"
+	fi
+	in_test_netns c1
+	run -0 wrapper delete --force c1
+	[ "$(pool_json | jq length)" = 0 ]
+	umount "$TESTDIR/netns"
 }
 
 @test "a create the Go code refuses kills the runc at its gate" {
@@ -537,17 +631,15 @@ gated_runc() {
 @test "a wrapper killed while its runc waits at the gate takes that runc with it" {
 	hold_pool_lock
 	b=$(pooled_bundle c1)
-	"$WRAPPER" --root "$RUNC_ROOT" --log "$TESTDIR/log" create --bundle "$b" c1 </dev/null >/dev/null 2>&1 &
-	wpid=$!
-	rpid=$(gated_runc "$wpid")
-	kill -KILL "$wpid"
-	wait "$wpid" || true
+	gated_create c1 "$b"
+	kill -KILL "$WPID"
+	wait "$WPID" || true
 	# PR_SET_PDEATHSIG: else it would wait at the gate for ever.
 	for i in $(seq 100); do
-		kill -0 "$rpid" 2>/dev/null || break
+		kill -0 "$RPID" 2>/dev/null || break
 		sleep 0.05
 	done
-	run ! kill -0 "$rpid"
+	run ! kill -0 "$RPID"
 	release_pool_lock
 	[ ! -e "$RUNC_ROOT/c1" ]
 	# What the killed create left is the next create's to clear.
