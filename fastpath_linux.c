@@ -78,8 +78,13 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#ifndef NSFS_MAGIC
+#define NSFS_MAGIC 0x6e736673 /* linux/magic.h */
+#endif
 
 #include "fastpath.h"
 
@@ -2481,9 +2486,19 @@ static void gate_create(const char *runtime, char **argv, char **envp, const str
 	volatile int netns = -1; /* read after vfork's return */
 
 	/* The network namespace runc starts in (plan->netns): opened here,
-	 * entered by the child; the Go code checks the one it is in. */
-	if (plan->netns[0] && (netns = open(plan->netns, O_RDONLY | O_CLOEXEC)) < 0)
-		return;
+	 * entered by the child; the Go code checks the one it is in. Not a
+	 * FIFO's wait, nor a terminal made ours: only a namespace file. */
+	if (plan->netns[0]) {
+		struct statfs fs;
+
+		netns = open(plan->netns, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (netns < 0)
+			return;
+		if (fstatfs(netns, &fs) != 0 || fs.f_type != NSFS_MAGIC) {
+			close(netns);
+			return;
+		}
+	}
 	/* A FIFO, not a pipe: an open of a pipe (pipefs) never waits. Only
 	 * its O_PATH descriptor names it once made: nothing is left behind. */
 	snprintf(name, sizeof name, ".gate-%d", (int)self);

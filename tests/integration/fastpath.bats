@@ -593,6 +593,32 @@ gated_runc() {
 	umount "$TESTDIR/netns"
 }
 
+@test "a network namespace path that names no namespace file: the Go code's error, and no runc left at the gate" {
+	# The warm-up create: the marker directory and runc's cached features.
+	start_container "$(pooled_bundle warm)" warm
+	wrapper delete --force warm
+	b=$(pooled_bundle c1)
+	echo not-a-namespace >"$TESTDIR/notns"
+	join_netns "$TESTDIR/notns" "$b"
+	run -1 strace -f -qq -o "$TESTDIR/notns.trace" -e trace=execve,vfork \
+		"$WRAPPER" --root "$RUNC_ROOT" --log "$TESTDIR/log" create --bundle "$b" c1 </dev/null
+	[[ "$output" == *"$TESTDIR/notns"* ]]
+	gate=$(awk -v rt="execve(\"$REAL_RUNC\"" 'index($0, rt) && /--log", "\/proc\/[0-9]+\/fd\// {print $1; exit}' "$TESTDIR/notns.trace")
+	if runc_before_1_3; then
+		# The constructor, which would start runc in that namespace,
+		# opened the path, found no nsfs file and started nothing (a
+		# child's setns would have failed after its start): no vfork.
+		[ -z "$gate" ]
+		run ! grep -F 'vfork(' "$TESTDIR/notns.trace"
+	else
+		# runc joins it itself: started in ours, killed at the gate.
+		[ -n "$gate" ]
+		awk -v pid="$gate" '$1 == pid && /\+\+\+ killed by SIGKILL \+\+\+/ {found = 1} END {exit !found}' "$TESTDIR/notns.trace"
+	fi
+	[ ! -e "$RUNC_ROOT/c1" ]
+	[ "$(pool_json | jq length)" = 0 ]
+}
+
 @test "a create the Go code refuses kills the runc at its gate" {
 	# The gate needs the state dir's marker directory: made by a create.
 	start_container "$(pooled_bundle warm)" warm
