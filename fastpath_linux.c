@@ -1209,7 +1209,7 @@ static int create_untouched(const struct fp_sys *sys, const struct conf *conf, c
 }
 
 static int path_join(char *out, size_t cap, const char *dir, const char *name);
-static void sha256(const unsigned char *msg, size_t len, unsigned char out[32]);
+static void sha256_hex(const void *msg, size_t len, int bytes, char *out);
 
 /* The features the Go code cached for a runtime (internal/runc's
  * ProbeFeatures) are at most this long for the C side (runc's are ~5 KiB). */
@@ -1273,9 +1273,7 @@ static int digits_of(const char *s, size_t n, size_t *i, int *out)
  */
 static int runc_before_1_3(const struct fp_sys *sys, const char *state_dir, const char *runtime)
 {
-	static const char digits[] = "0123456789abcdef";
 	char key[FP_PATH_MAX + 80], name[48], path[FP_PATH_MAX];
-	unsigned char sum[32];
 	struct fp_stat st;
 	struct features_scan f = {NULL, 0, 0, 0};
 	struct json j;
@@ -1289,12 +1287,8 @@ static int runc_before_1_3(const struct fp_sys *sys, const char *state_dir, cons
 	n = snprintf(key, sizeof key, "%s%c%llu%c%lld%c%lld", runtime, 0, st.ino, 0, st.size, 0, st.mtime_ns);
 	if (n < 0 || (size_t)n >= sizeof key)
 		return -1;
-	sha256((const unsigned char *)key, (size_t)n, sum);
 	memcpy(name, "features-", 9);
-	for (i = 0; i < 8; i++) {
-		name[9 + 2 * i] = digits[sum[i] >> 4];
-		name[9 + 2 * i + 1] = digits[sum[i] & 15];
-	}
+	sha256_hex(key, (size_t)n, 8, name + 9);
 	memcpy(name + 25, ".json", 6);
 	if (!path_join(path, sizeof path, state_dir, name))
 		return -1;
@@ -1651,18 +1645,25 @@ static void sha256(const unsigned char *msg, size_t len, unsigned char out[32])
 		out[i] = (unsigned char)(h[i / 4] >> (24 - 8 * (i % 4)));
 }
 
-void fp_root_hash(const char *root, size_t n, char out[13])
+/* sha256_hex: the first bytes bytes of msg's SHA-256 in lower-case hex,
+ * NUL-ended, into out (2 * bytes + 1): Go's hex.EncodeToString(sum[:bytes]). */
+static void sha256_hex(const void *msg, size_t len, int bytes, char *out)
 {
 	static const char digits[] = "0123456789abcdef";
 	unsigned char sum[32];
 	int i;
 
-	sha256((const unsigned char *)root, n, sum);
-	for (i = 0; i < 6; i++) {
+	sha256(msg, len, sum);
+	for (i = 0; i < bytes; i++) {
 		out[2 * i] = digits[sum[i] >> 4];
 		out[2 * i + 1] = digits[sum[i] & 15];
 	}
-	out[12] = '\0';
+	out[2 * bytes] = '\0';
+}
+
+void fp_root_hash(const char *root, size_t n, char out[13])
+{
+	sha256_hex(root, n, 6, out);
 }
 
 /* plain reads a string with no escape into out (cap bytes, NUL-ended):
