@@ -1065,11 +1065,11 @@ func (c *creation) runGated() int {
 	if relay.err != nil {
 		c.log.Warnf("container %s: runc's log lines could not be written to %s: %v", c.id, c.inv.Log, relay.err)
 	}
+	where := ""
 	if c.netjoin.path != "" {
-		c.log.Debugf("container %s: runc (pid %d) started before the Go runtime in network namespace %s, at the gate until the spec was written", c.id, g.pid, c.netjoin.path)
-	} else {
-		c.log.Debugf("container %s: runc (pid %d) started before the Go runtime, at the gate until the spec was written", c.id, g.pid)
+		where = " in network namespace " + c.netjoin.path
 	}
+	c.log.Debugf("container %s: runc (pid %d) started before the Go runtime%s, at the gate until the spec was written", c.id, g.pid, where)
 	if err != nil {
 		return c.fail(err)
 	}

@@ -100,18 +100,19 @@ func (g *gatedRunc) is(path string) bool {
 // names (the constructor entered it for a runc < 1.3, as runIn would), or
 // in ours when nj names none.
 func (g *gatedRunc) inNetns(nj netjoin) bool {
-	var got, own unix.Stat_t
-	if unix.Stat(fmt.Sprintf("/proc/%d/ns/net", g.pid), &got) != nil {
-		return false
+	id := func(path string) netns.ID {
+		var st unix.Stat_t
+		if unix.Stat(path, &st) != nil {
+			return netns.ID{}
+		}
+		return netns.ID{Dev: st.Dev, Ino: st.Ino}
 	}
 	want := nj.id
 	if nj.path == "" {
-		if unix.Stat("/proc/self/ns/net", &own) != nil {
-			return false
-		}
-		want = netns.ID{Dev: own.Dev, Ino: own.Ino}
+		want = id("/proc/self/ns/net")
 	}
-	return netns.ID{Dev: got.Dev, Ino: got.Ino} == want
+	got := id(fmt.Sprintf("/proc/%d/ns/net", g.pid))
+	return got != (netns.ID{}) && got == want
 }
 
 // drainWriter writes to w until a write fails, and then takes every write

@@ -2472,6 +2472,39 @@ static int lock_marker(const struct fp_plan *plan, int *created)
 	return kept;
 }
 
+/* make_gate: the gate, a FIFO made in state_dir for process self and
+ * named only by the O_PATH descriptor returned (-1: none). A FIFO, not a
+ * pipe: an open of a pipe (pipefs) never waits. */
+static int make_gate(const char *state_dir, pid_t self)
+{
+	char fifo[FP_PATH_MAX], name[32];
+	int gate;
+
+	snprintf(name, sizeof name, ".gate-%d", (int)self);
+	if (!path_join(fifo, sizeof fifo, state_dir, name))
+		return -1;
+	unlink(fifo);
+	if (mkfifo(fifo, 0600) != 0)
+		return -1;
+	gate = open(fifo, O_PATH | O_CLOEXEC);
+	unlink(fifo);
+	return gate;
+}
+
+/* open_netns: the network namespace file at path, for the child's setns
+ * (-1: not one). Not a FIFO's wait, nor a terminal made ours. */
+static int open_netns(const char *path)
+{
+	struct statfs fs;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	if (fd >= 0 && (fstatfs(fd, &fs) != 0 || fs.f_type != NSFS_MAGIC)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 /*
  * gate_create starts runtime with argv, --log swapped for the gate, or
  * starts nothing (the Go code then runs runc as without it).
@@ -2479,7 +2512,6 @@ static int lock_marker(const struct fp_plan *plan, int *created)
 static void gate_create(const char *runtime, char **argv, char **envp, const struct fp_plan *plan)
 {
 	static char log_arg[64];
-	char fifo[FP_PATH_MAX], name[32];
 	char *saved = argv[plan->log_at];
 	sigset_t all, old;
 	pid_t self = getpid(), pid;
@@ -2487,30 +2519,10 @@ static void gate_create(const char *runtime, char **argv, char **envp, const str
 	volatile int netns = -1; /* read after vfork's return */
 
 	/* The network namespace runc starts in (plan->netns): opened here,
-	 * entered by the child; the Go code checks the one it is in. Not a
-	 * FIFO's wait, nor a terminal made ours: only a namespace file. */
-	if (plan->netns[0]) {
-		struct statfs fs;
-
-		netns = open(plan->netns, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		if (netns < 0)
-			return;
-		if (fstatfs(netns, &fs) != 0 || fs.f_type != NSFS_MAGIC) {
-			close(netns);
-			return;
-		}
-	}
-	/* A FIFO, not a pipe: an open of a pipe (pipefs) never waits. Only
-	 * its O_PATH descriptor names it once made: nothing is left behind. */
-	snprintf(name, sizeof name, ".gate-%d", (int)self);
-	gate = -1;
-	if (path_join(fifo, sizeof fifo, plan->state_dir, name)) {
-		unlink(fifo);
-		if (mkfifo(fifo, 0600) == 0) {
-			gate = open(fifo, O_PATH | O_CLOEXEC);
-			unlink(fifo);
-		}
-	}
+	 * entered by the child; the Go code checks the one it is in. */
+	if (plan->netns[0] && (netns = open_netns(plan->netns)) < 0)
+		return;
+	gate = make_gate(plan->state_dir, self);
 	marker = gate < 0 ? -1 : lock_marker(plan, &created);
 	if (marker < 0) {
 		if (gate >= 0)
