@@ -20,12 +20,19 @@ const MaxSpecSize = 16 << 20
 // Document is a loaded config.json. Spec is what modifiers edit; raw keeps
 // the file as it was so that fields this runtime-spec version does not know
 // survive the rewrite.
+//
+// Spec holds only the members the wrapper reads or edits (wire.go):
+// process, hooks, linux.resources, linux.seccomp and the rest stay nil in
+// it and go back to runc as the bytes they were (kept).
 type Document struct {
 	Path string
 	Spec *specs.Spec
 
 	raw  []byte
 	mode os.FileMode
+	// kept holds the members Spec leaves out, as bytes; nil when Spec has
+	// all of raw decoded (a member kept as bytes was given twice).
+	kept *wireSpec
 	// known is the typed spec as loaded, re-encoded: the fields our
 	// runtime-spec version knows. Anything in raw but not here is foreign.
 	// Encode makes it from raw, so that a create that leaves the spec
@@ -48,33 +55,32 @@ func Load(bundle string) (*Document, error) {
 
 // ParseSpec parses raw as the spec found at path (path only names it in errors).
 func ParseSpec(path string, raw []byte, mode os.FileMode) (*Document, error) {
-	var spec specs.Spec
-	if err := json.Unmarshal(raw, &spec); err != nil {
+	spec, kept, err := decodeSpec(raw)
+	if err != nil {
 		return nil, describeJSONError(path, raw, err)
 	}
 	if err := checkDuplicateAnnotations(path, raw); err != nil {
 		return nil, err
 	}
-	return &Document{Path: path, Spec: &spec, raw: raw, mode: mode}, nil
+	return &Document{Path: path, Spec: spec, raw: raw, mode: mode, kept: kept}, nil
 }
 
-// decodeKnown decodes raw (which ParseSpec has decoded once) into a fresh
-// typed spec, and reports whether raw has a member that no field of the
-// typed spec takes: DisallowUnknownFields makes exactly that the one
-// error left. The typed decoders are built by then, so this costs a tenth
-// of the first decode.
-func decodeKnown(raw []byte) (*specs.Spec, bool, error) {
-	var s specs.Spec
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err == nil {
-		return &s, false, nil
+// decodeKnown decodes raw (which ParseSpec has decoded once) as ParseSpec
+// did (all of it when d.kept is nil), into a fresh typed spec, and reports
+// whether raw has a member that no field of the typed spec takes:
+// DisallowUnknownFields makes exactly that the one error left. The typed
+// decoders are built by then, so this costs a tenth of the first decode.
+// Members kept as bytes are not looked into: they go back as they came.
+func (d *Document) decodeKnown() (*specs.Spec, *wireSpec, bool, error) {
+	full := d.kept == nil
+	if s, kept, err := decodeAs(d.raw, full, true); err == nil {
+		return s, kept, false, nil
 	}
-	s = specs.Spec{} // the refused decode stopped half way
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, false, err
+	s, kept, err := decodeAs(d.raw, full, false)
+	if err != nil {
+		return nil, nil, false, err
 	}
-	return &s, true, nil
+	return s, kept, true, nil
 }
 
 func describeJSONError(path string, raw []byte, err error) error {
@@ -86,11 +92,24 @@ func describeJSONError(path string, raw []byte, err error) error {
 		return fmt.Errorf("%w: %s: invalid JSON at offset %d (line %d, column %d): %v; fix the file or the tool that wrote it", ErrBadSpec, path, syn.Offset, line, col, syn)
 	case errors.As(err, &typ):
 		line, col := position(raw, typ.Offset-1)
-		return fmt.Errorf("%w: %s: field %q at offset %d (line %d, column %d) is a JSON %s, want %s", ErrBadSpec, path, typ.Field, typ.Offset, line, col, typ.Value, typ.Type)
+		return fmt.Errorf("%w: %s: field %q at offset %d (line %d, column %d) is a JSON %s, want %s", ErrBadSpec, path, jsonPath(typ.Field), typ.Offset, line, col, typ.Value, typ.Type)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("%w: %s: truncated JSON (%d bytes): %v", ErrBadSpec, path, len(raw), err)
 	}
 	return fmt.Errorf("%w: %s: %v", ErrBadSpec, path, err)
+}
+
+// jsonPath is an UnmarshalTypeError's field path as the file's keys: the
+// names of the structs wireSpec embeds (Spec, Linux) left out. Keys are
+// the fields' JSON names, all lower-case at their start.
+func jsonPath(field string) string {
+	var keys []string
+	for _, k := range strings.Split(field, ".") {
+		if k != "Spec" && k != "Linux" {
+			keys = append(keys, k)
+		}
+	}
+	return strings.Join(keys, ".")
 }
 
 // position gives the line and column (both from 1) of the byte at index
@@ -111,30 +130,31 @@ func position(raw []byte, off int64) (line, col int) {
 // differ from what was loaded.
 func (d *Document) Encode() ([]byte, bool, error) {
 	if d.known == nil {
-		loaded, foreign, err := decodeKnown(d.raw)
+		loaded, kept, foreign, err := d.decodeKnown()
 		if err != nil {
 			return nil, false, describeJSONError(d.Path, d.raw, err)
 		}
-		known, err := json.Marshal(loaded)
+		known, err := encodeSpec(loaded, kept)
 		if err != nil {
 			return nil, false, fmt.Errorf("re-encode bundle spec %s: %w", d.Path, err)
 		}
 		d.known, d.foreign = known, foreign
 	}
-	edited, err := json.Marshal(d.Spec)
+	edited, err := d.encodeEdited()
 	if err != nil {
-		return nil, false, fmt.Errorf("encode bundle spec %s: %w", d.Path, err)
+		return nil, false, err
 	}
 	if bytes.Equal(edited, d.known) {
 		return d.raw, false, nil
 	}
 	if !d.foreign {
-		// Every member of raw is a field of the typed spec: edited says
-		// all of it. What it leaves out is what encoding/json omits as
-		// empty (a "terminal": false, an "options": []), which runc reads
-		// as it reads the member's absence. Merging would only put those
-		// back, at the cost of three generic decodes of the spec (~0.6 ms
-		// of a create in a fresh process).
+		// Every member of raw is a field of the typed spec, or kept as
+		// bytes: edited says all of it. What it leaves out is what
+		// encoding/json omits as empty (a "terminal": false, an
+		// "options": []), which runc reads as it reads the member's
+		// absence. Merging would only put those back, at the cost of
+		// three generic decodes of the spec (~0.6 ms of a create in a
+		// fresh process).
 		return edited, true, nil
 	}
 	out, err := mergeForeign(edited, d.known, d.raw)
@@ -142,6 +162,15 @@ func (d *Document) Encode() ([]byte, bool, error) {
 		return nil, false, fmt.Errorf("encode bundle spec %s: %w", d.Path, err)
 	}
 	return out, true, nil
+}
+
+// encodeEdited encodes Spec as edited, with the members kept as bytes.
+func (d *Document) encodeEdited() ([]byte, error) {
+	edited, err := encodeSpec(d.Spec, d.kept)
+	if err != nil {
+		return nil, fmt.Errorf("encode bundle spec %s: %w", d.Path, err)
+	}
+	return edited, nil
 }
 
 // Flush writes the edited spec back atomically: a temporary file in the

@@ -184,13 +184,15 @@ func emptyJSON(v any) bool {
 	return false
 }
 
-func typed(t testing.TB, s *specs.Spec) string {
+// typed is what runc would see of the edited spec: its typed members and
+// those kept as bytes.
+func typed(t testing.TB, d *Document) string {
 	t.Helper()
-	out, err := json.Marshal(s)
+	out, err := d.encodeEdited()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(out)
+	return asRuncSees(t, out)
 }
 
 // (a) Members we do not know survive an edit of members we know.
@@ -286,7 +288,7 @@ func flushForeign(t *testing.T, raw []byte, modify func(*specs.Spec), expect fun
 		wj, _ := json.MarshalIndent(want, "", " ")
 		t.Errorf("written spec:\n%s\nwant:\n%s", gj, wj)
 	}
-	if got, want := asRuncSees(t, out), typed(t, doc.Spec); got != want {
+	if got, want := asRuncSees(t, out), typed(t, doc); got != want {
 		t.Errorf("runc would see\n%s\nnot what the modifiers made:\n%s", got, want)
 	}
 }
@@ -323,9 +325,9 @@ func TestFlushKeepsRemovals(t *testing.T) {
 		},
 		{
 			name:   "a whole object with a foreign member",
-			raw:    usernsSpec,
-			modify: func(s *specs.Spec) { s.Process = nil },
-			absent: [][]string{{"process"}},
+			raw:    `{"ociVersion": "1.0.0", "root": {"path": "rootfs", "x-root": 1}, "hostname": "h"}`,
+			modify: func(s *specs.Spec) { s.Root = nil },
+			absent: [][]string{{"root"}},
 		},
 		{
 			name:   "the linux section",
@@ -362,7 +364,7 @@ func TestFlushKeepsRemovals(t *testing.T) {
 					t.Errorf("%q was removed but is back: %v", keys, v)
 				}
 			}
-			if got, want := asRuncSees(t, out), typed(t, doc.Spec); got != want {
+			if got, want := asRuncSees(t, out), typed(t, doc); got != want {
 				t.Errorf("runc would see\n%s\nnot what the modifiers made:\n%s", got, want)
 			}
 		})
@@ -411,7 +413,7 @@ func TestFlushKeepsRemovalsUnderCaseVariantKeys(t *testing.T) {
 			if err != nil || !changed {
 				t.Fatalf("Encode = %v, %v; want true, nil", changed, err)
 			}
-			if got, want := asRuncSees(t, out), typed(t, doc.Spec); got != want {
+			if got, want := asRuncSees(t, out), typed(t, doc); got != want {
 				t.Errorf("wrote %s\nrunc would see\n%s\nnot what the modifiers made:\n%s", out, got, want)
 			}
 		})
@@ -504,8 +506,8 @@ func TestLoadInvalid(t *testing.T) {
 		{"truncated", `{"ociVersion": "1.0.0",`, []string{"unexpected end of JSON input", "offset 23", "line 1, column"}},
 		{"empty", "", []string{"unexpected end of JSON input"}},
 		{"trailing data", `{"ociVersion": "1.0.0"} {}`, []string{"invalid JSON", "offset 25"}},
-		{"args is a string", `{"process": {"args": "sh"}}`, []string{`"process.args"`, "JSON string", "[]string", "offset", "line 1, column"}},
-		{"negative hostID", `{"linux": {"uidMappings": [{"containerID": 0, "hostID": -1, "size": 1}]}}`, []string{"hostID", "uint32"}},
+		{"options is a string", `{"mounts": [{"destination": "/x", "options": "ro"}]}`, []string{`"mounts.options"`, "JSON string", "[]string", "offset", "line 1, column"}},
+		{"negative hostID", `{"linux": {"uidMappings": [{"containerID": 0, "hostID": -1, "size": 1}]}}`, []string{`"linux.uidMappings.hostID"`, "uint32"}},
 		{"hostID overflow", `{"linux": {"uidMappings": [{"containerID": 0, "hostID": 4294967296, "size": 1}]}}`, []string{"hostID", "4294967296"}},
 		{"top-level array", `[]`, []string{"array"}},
 		{"top-level string", `"spec"`, []string{"string"}},
@@ -787,7 +789,7 @@ func TestLoadRefusesFIFO(t *testing.T) {
 func FuzzParseSpec(f *testing.F) {
 	// Small seeds only: minimizing what the fuzzer finds from an 8 KiB spec
 	// eats a short -fuzztime; TestFlushUnmodified covers the big one.
-	for _, s := range []string{foreignSpec, usernsSpec, `{}`, `null`, `{"ociVersion":"1.0.0"}`, `{"process":{"args":"sh"}}`, "{\n x", `{"Linux":{"uidMappings":[]}}`, `{"annotations":null}`, `{"a":1e400,"b":[{"c":{}}]}`} {
+	for _, s := range []string{foreignSpec, usernsSpec, keptSpec, `{}`, `null`, `{"ociVersion":"1.0.0"}`, `{"process":{"args":"sh"}}`, "{\n x", `{"Linux":{"uidMappings":[]}}`, `{"annotations":null}`, `{"a":1e400,"b":[{"c":{}}]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -818,6 +820,24 @@ func FuzzParseSpec(f *testing.F) {
 		if err != nil {
 			t.Fatalf("modified Encode wrote a spec that does not parse: %v\n%s", err, out)
 		}
+		// Independently of how Encode went about it: runc reads the
+		// written spec as it read raw, plus the annotation; a spec runc
+		// refuses (a wrong type in a member kept as bytes) it still
+		// refuses.
+		var before, after specs.Spec
+		if err := json.Unmarshal(raw, &before); err != nil {
+			if json.Unmarshal(out, &after) == nil {
+				t.Fatalf("runc refuses %s (%v) but takes what Encode wrote: %s", raw, err, out)
+			}
+			return
+		}
+		if before.Annotations == nil {
+			before.Annotations = map[string]string{}
+		}
+		before.Annotations[AnnotationStamp] = "fuzz"
+		if got, want := asRuncSees(t, out), string(mustMarshal(t, &before)); got != want {
+			t.Fatalf("runc would see\n%s\nof the written spec, but\n%s\nof the loaded one with the annotation", got, want)
+		}
 		if changed && !doc.foreign {
 			// Encode skipped the merge. Independently of how it decided:
 			// every member of raw with a value is one the typed spec
@@ -826,7 +846,11 @@ func FuzzParseSpec(f *testing.F) {
 			if path, ok := unknownMember(generic(t, raw), generic(t, doc.known), "$"); ok {
 				t.Fatalf("Encode skipped the merge, but %s is foreign: %s", path, raw)
 			}
-			merged, err := mergeForeign(mustMarshal(t, doc.Spec), doc.known, raw)
+			edited, err := doc.encodeEdited()
+			if err != nil {
+				t.Fatal(err)
+			}
+			merged, err := mergeForeign(edited, doc.known, raw)
 			if err != nil {
 				t.Fatalf("mergeForeign: %v", err)
 			}

@@ -76,10 +76,22 @@ unchanged() {
 }
 
 @test "config.json: invalid JSON, wrong types, too big" {
+	cp "$b/config.json" "$TESTDIR/good.json"
 	printf '{"ociVersion": "1.0.2", "annotations": {"runc-userns.io/userns": "auto"},\n  "process": {' >"$b/config.json"
 	refused h 'container h' "$b/config.json" 'unexpected end of JSON input'
-	printf '{"ociVersion": "1.0.2",\n "annotations": {"runc-userns.io/userns": "auto"}, "process": {"args": "sh"}}' >"$b/config.json"
-	refused h "$b/config.json" 'field "process.args"' 'line 2' 'want []string'
+	printf '{"ociVersion": "1.0.2",\n "annotations": {"runc-userns.io/userns": "auto"}, "mounts": [{"destination": "/x", "options": "ro"}]}' >"$b/config.json"
+	refused h "$b/config.json" 'field "mounts.options"' 'line 2' 'want []string'
+	# A member the wrapper passes through undecoded (process) is runc's to
+	# refuse, in its own words. The create's edits stay in config.json
+	# under their stamp, as after any runc create that fails (the next
+	# create undoes them); all else it took is given back.
+	jq '.annotations["runc-userns.io/userns"] = "auto" | .process.args = "sh"' "$TESTDIR/good.json" >"$b/config.json"
+	run wrapper create --bundle "$b" h </dev/null
+	echo "$output"
+	[ "$status" != 0 ] || fail "create h succeeded"
+	[[ "$output" == *'process.args'*'[]string'* ]] || fail "runc's error does not name process.args"
+	[ "$(jq -r '.annotations["runc-userns.io/stamp"] // "" | length > 0' "$b/config.json")" = true ] || fail "config.json has no stamp"
+	unchanged "$(sha256sum <"$b/config.json")"
 	printf '{"ociVersion": 1.0.2}' >"$b/config.json"
 	refused h "$b/config.json" 'invalid JSON at offset'
 	head -c $((17 << 20)) /dev/zero | tr '\0' ' ' >"$b/config.json"

@@ -1,0 +1,201 @@
+package oci
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// wireSpec is config.json as a create decodes it: the members the wrapper
+// reads or edits are typed (specs.Spec's, embedded), the ones it never looks
+// at are rawMembers, which shadow specs.Spec's fields of the same name
+// (encoding/json takes the shallower field). A real spec's process,
+// linux.resources and linux.seccomp are most of its members: decoding them
+// cold, with the reflection that builds encoding/json's decoders for their
+// types, was ~0.55 of the ~0.75 ms a fresh process spent decoding the
+// benchmark's spec (bench/README, eighteenth round). What is kept as bytes
+// goes back to runc as it came, members this runtime-spec version does not
+// know included, without the merge that foreign members need elsewhere.
+//
+// A modifier that comes to need one of these members must move it to the
+// typed side: encodeSpec refuses a spec that sets a member kept as bytes
+// rather than drop the edit.
+type wireSpec struct {
+	specs.Spec
+	Process *rawMember `json:"process,omitempty"`
+	Hooks   *rawMember `json:"hooks,omitempty"`
+	Linux   *wireLinux `json:"linux,omitempty"`
+	Solaris *rawMember `json:"solaris,omitempty"`
+	Windows *rawMember `json:"windows,omitempty"`
+	VM      *rawMember `json:"vm,omitempty"`
+	ZOS     *rawMember `json:"zos,omitempty"`
+}
+
+// wireLinux: linux's namespaces, ID mappings, sysctls, cgroups path, mount
+// label and rootfs propagation are typed; the rest is kept as bytes.
+type wireLinux struct {
+	specs.Linux
+	Resources     *rawMember `json:"resources,omitempty"`
+	Devices       *rawMember `json:"devices,omitempty"`
+	Seccomp       *rawMember `json:"seccomp,omitempty"`
+	MaskedPaths   *rawMember `json:"maskedPaths,omitempty"`
+	ReadonlyPaths *rawMember `json:"readonlyPaths,omitempty"`
+	IntelRdt      *rawMember `json:"intelRdt,omitempty"`
+	Personality   *rawMember `json:"personality,omitempty"`
+	TimeOffsets   *rawMember `json:"timeOffsets,omitempty"`
+}
+
+// rawMember is a member's value as its bytes. twice: the member was given
+// more than once (under keys that fold alike, "process" and "Process"),
+// which runc, decoding both into one struct, reads as one object merged
+// from all of them; bytes cannot say that, so such a spec is decoded
+// whole. A JSON null resets the member (encoding/json sets the pointer to
+// nil without calling UnmarshalJSON), as it resets runc's.
+type rawMember struct {
+	raw   json.RawMessage
+	twice bool
+}
+
+func (m *rawMember) UnmarshalJSON(b []byte) error {
+	m.twice = m.twice || m.raw != nil
+	m.raw = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+func (m *rawMember) MarshalJSON() ([]byte, error) { return m.raw, nil }
+
+func (m *rawMember) givenTwice() bool { return m != nil && m.twice }
+
+// twice reports whether a member kept as bytes was given twice.
+func (w *wireSpec) twice() bool {
+	for _, m := range []*rawMember{w.Process, w.Hooks, w.Solaris, w.Windows, w.VM, w.ZOS} {
+		if m.givenTwice() {
+			return true
+		}
+	}
+	if l := w.Linux; l != nil {
+		for _, m := range []*rawMember{l.Resources, l.Devices, l.Seccomp, l.MaskedPaths, l.ReadonlyPaths, l.IntelRdt, l.Personality, l.TimeOffsets} {
+			if m.givenTwice() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// typed is the spec modifiers edit: the typed members, linux among them.
+func (w *wireSpec) typed() *specs.Spec {
+	s := w.Spec
+	s.Linux = nil
+	if w.Linux != nil {
+		s.Linux = &w.Linux.Linux
+	}
+	return &s
+}
+
+// decodeSpec decodes config.json for a create: typed where the wrapper
+// looks, bytes elsewhere (kept), or all of it typed (kept nil) when a
+// member kept as bytes is given twice.
+func decodeSpec(raw []byte) (*specs.Spec, *wireSpec, error) {
+	s, kept, err := decodeAs(raw, false, false)
+	if err != nil || !kept.twice() {
+		return s, kept, err
+	}
+	return decodeAs(raw, true, false)
+}
+
+// decodeAs decodes raw into a wireSpec, or a whole specs.Spec (full).
+// strict refuses a member that no field takes (DisallowUnknownFields);
+// it does not look into members kept as bytes.
+func decodeAs(raw []byte, full, strict bool) (*specs.Spec, *wireSpec, error) {
+	if full {
+		var s specs.Spec
+		if err := unmarshal(raw, &s, strict); err != nil {
+			return nil, nil, err
+		}
+		return &s, nil, nil
+	}
+	var w wireSpec
+	if err := unmarshal(raw, &w, strict); err != nil {
+		return nil, nil, err
+	}
+	return w.typed(), &w, nil
+}
+
+// unmarshal is json.Unmarshal (trailing data is an error), or, strict, a
+// decode that refuses unknown members, for raw that json.Unmarshal
+// accepted before.
+func unmarshal(raw []byte, v any, strict bool) error {
+	if !strict {
+		return json.Unmarshal(raw, v)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// encodeSpec encodes s, with the members kept as bytes put back (kept nil:
+// s is all of the spec). It refuses an s that sets a member kept as bytes,
+// which the encoding would silently drop.
+func encodeSpec(s *specs.Spec, kept *wireSpec) ([]byte, error) {
+	if kept == nil {
+		return json.Marshal(s)
+	}
+	if name := keptMemberSet(s); name != "" {
+		return nil, fmt.Errorf("internal error: the edited spec sets %s, which runc-userns passes through as loaded, undecoded (internal/oci/wire.go)", name)
+	}
+	w := wireSpec{Spec: *s, Process: kept.Process, Hooks: kept.Hooks, Solaris: kept.Solaris, Windows: kept.Windows, VM: kept.VM, ZOS: kept.ZOS}
+	w.Spec.Linux = nil
+	if s.Linux != nil {
+		w.Linux = &wireLinux{Linux: *s.Linux}
+		if k := kept.Linux; k != nil {
+			w.Linux.Resources, w.Linux.Devices, w.Linux.Seccomp = k.Resources, k.Devices, k.Seccomp
+			w.Linux.MaskedPaths, w.Linux.ReadonlyPaths = k.MaskedPaths, k.ReadonlyPaths
+			w.Linux.IntelRdt, w.Linux.Personality, w.Linux.TimeOffsets = k.IntelRdt, k.Personality, k.TimeOffsets
+		}
+	}
+	return json.Marshal(&w)
+}
+
+// keptMemberSet names a member of s that wireSpec keeps as bytes and s
+// sets, or returns "".
+func keptMemberSet(s *specs.Spec) string {
+	switch {
+	case s.Process != nil:
+		return "process"
+	case s.Hooks != nil:
+		return "hooks"
+	case s.Solaris != nil:
+		return "solaris"
+	case s.Windows != nil:
+		return "windows"
+	case s.VM != nil:
+		return "vm"
+	case s.ZOS != nil:
+		return "zos"
+	}
+	l := s.Linux
+	switch {
+	case l == nil:
+		return ""
+	case l.Resources != nil:
+		return "linux.resources"
+	case l.Devices != nil:
+		return "linux.devices"
+	case l.Seccomp != nil:
+		return "linux.seccomp"
+	case l.MaskedPaths != nil:
+		return "linux.maskedPaths"
+	case l.ReadonlyPaths != nil:
+		return "linux.readonlyPaths"
+	case l.IntelRdt != nil:
+		return "linux.intelRdt"
+	case l.Personality != nil:
+		return "linux.personality"
+	case l.TimeOffsets != nil:
+		return "linux.timeOffsets"
+	}
+	return ""
+}
