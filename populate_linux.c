@@ -16,9 +16,8 @@
  * at once and from the start:
  *
  *   - MAP_FIXED read-write maps commit address space the runtime reserved
- *     before: the heap, 4 MiB at a time from a random page of its first
- *     chunk on (go1.26's heap base randomisation), and the page
- *     allocator's summaries;
+ *     before: the heap, 4 MiB at a time, and the page allocator's
+ *     summaries;
  *   - small maps of its own (at most 256 KiB) are persistentalloc's chunks
  *     (span structures, span-set blocks) and the like, filled from the
  *     start.
@@ -39,10 +38,26 @@
  * anonymous page reads as zero, as a faulted-in one does), and the kernel
  * ignores a failure to populate. The runtime counts this memory as
  * released whether or not it is resident, so its scavenger leaves it
- * alone. The cost is resident memory: each heap chunk whole (4 MiB; a
- * create commits one or two) and a few small maps, for a process that
- * lives tens of milliseconds.
+ * alone. The cost is resident memory: the heap's head (below) and a few
+ * small maps, for a process that lives tens of milliseconds.
+ *
+ * The heap's head. go1.26 randomises where the heap starts: it marks a
+ * random number of pages at the start of the first chunk as allocated,
+ * padding never touched, so that only the whole chunk was sure to hold
+ * what the runtime would use. Zeroing and mapping 4 MiB for the ~210
+ * pages a create touches (~1.3 ms here), and unmapping them at exit, was
+ * the largest single cost of a create's start-up in a profile. The
+ * Makefile builds with GOEXPERIMENT=norandomizedheapbase64 (the heap from
+ * its first chunk's start, as before go1.26): populate_heapbase_linux.go
+ * then defines POPULATE_HEAP_HEAD and a 4 MiB MAP_FIXED map gets its first
+ * 2 MiB mapped in. A pooled create touches its first 1.25-1.5 MiB
+ * (`perf record -e page-faults -d`, four creates); what lies beyond is
+ * faulted in as before. Randomising the heap's base is a hardening for
+ * memory-unsafe code in the process; here that code (the constructor's)
+ * runs before the Go heap exists, and the binary's text, not built as
+ * PIE, sits at a fixed address anyway.
  */
+#include <errno.h>
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/types.h>
@@ -51,25 +66,51 @@
  * pallocChunkBytes), and any other (persistentChunkSize). */
 #define POPULATE_FIXED_MAX (4UL << 20)
 #define POPULATE_MAX (256UL << 10)
+/* How much of a heap chunk (a MAP_FIXED map of POPULATE_FIXED_MAX) is
+ * mapped in: its head when the heap grows from the chunk's start. */
+#ifdef POPULATE_HEAP_HEAD
+#define POPULATE_CHUNK_HEAD (2UL << 20)
+#else
+#define POPULATE_CHUNK_HEAD POPULATE_FIXED_MAX
+#endif
 
-int populates(size_t len, int prot, int flags);
+size_t populate_len(size_t len, int prot, int flags);
 void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 
-/* populates: whether a map of len bytes with prot and flags is one to
- * populate (see above). */
-int populates(size_t len, int prot, int flags)
+/* populate_len: how many bytes from its start of a map of len bytes with
+ * prot and flags to map in (see above); 0: none. */
+size_t populate_len(size_t len, int prot, int flags)
 {
 	size_t max = (flags & MAP_FIXED) ? POPULATE_FIXED_MAX : POPULATE_MAX;
 
-	return prot == (PROT_READ | PROT_WRITE) &&
-	       (flags & (MAP_ANONYMOUS | MAP_PRIVATE | MAP_SHARED | MAP_STACK)) == (MAP_ANONYMOUS | MAP_PRIVATE) &&
-	       len <= max;
+	if (prot != (PROT_READ | PROT_WRITE) ||
+	    (flags & (MAP_ANONYMOUS | MAP_PRIVATE | MAP_SHARED | MAP_STACK)) != (MAP_ANONYMOUS | MAP_PRIVATE) || len > max)
+		return 0;
+	if ((flags & MAP_FIXED) && len == POPULATE_FIXED_MAX)
+		return POPULATE_CHUNK_HEAD;
+	return len;
 }
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 
 void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	if (populates(len, prot, flags))
-		flags |= MAP_POPULATE;
-	return __real_mmap(addr, len, prot, flags, fd, off);
+	size_t n = populate_len(len, prot, flags);
+	void *p;
+
+	if (n == len)
+		return __real_mmap(addr, len, prot, flags | MAP_POPULATE, fd, off);
+	p = __real_mmap(addr, len, prot, flags, fd, off);
+	/* Its head only: a hint as MAP_POPULATE is (an older kernel's
+	 * EINVAL leaves the pages to be faulted in). */
+	if (n && p != MAP_FAILED) {
+		int saved = errno;
+
+		madvise(p, n, MADV_POPULATE_WRITE);
+		errno = saved;
+	}
+	return p;
 }

@@ -12,7 +12,7 @@ package main
 #include <sys/mman.h>
 #include <unistd.h>
 
-int populates(size_t len, int prot, int flags);
+size_t populate_len(size_t len, int prot, int flags);
 
 // populate_probe maps len bytes with prot and flags through the wrapped
 // mmap (a MAP_FIXED map over a reservation of its own, as the Go runtime
@@ -66,7 +66,8 @@ func populateProbe(size, prot, flags int) (int, error) {
 	return int(n), nil
 }
 
-// populates is the wrapper's rule, for the tests.
-func populates(size, prot, flags int) bool {
-	return C.populates(C.size_t(size), C.int(prot), C.int(flags)) != 0
+// populateLen is the wrapper's rule, for the tests: how many bytes from
+// the start of such a map it maps in.
+func populateLen(size, prot, flags int) int {
+	return int(C.populate_len(C.size_t(size), C.int(prot), C.int(flags)))
 }

@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"testing"
 	"unsafe"
 
@@ -12,53 +13,59 @@ import (
 )
 
 // TestPopulate: the maps the Go runtime uses at once come back resident
-// from the wrapped mmap; sparse ones, stacks, shared, read-only and
+// from the wrapped mmap (a heap chunk its head only, when the heap grows
+// from a chunk's start); sparse ones, stacks, shared, read-only and
 // inaccessible ones do not.
 func TestPopulate(t *testing.T) {
 	page := os.Getpagesize()
+	chunk := 4 << 20
+	if heapFromChunkStart {
+		chunk = 2 << 20
+	}
 	rw := unix.PROT_READ | unix.PROT_WRITE
 	anon := unix.MAP_PRIVATE | unix.MAP_ANONYMOUS
 	for _, tc := range []struct {
 		name       string
 		size, prot int
 		flags      int
-		populated  bool
+		populated  int // bytes from the start
 	}{
-		{"a heap chunk committed (MAP_FIXED, 4 MiB)", 4 << 20, rw, anon | unix.MAP_FIXED, true},
-		{"a page-allocator summary page (MAP_FIXED)", page, rw, anon | unix.MAP_FIXED, true},
-		{"a persistentalloc chunk (256 KiB)", 256 << 10, rw, anon, true},
-		{"a small runtime map (64 KiB)", 64 << 10, rw, anon, true},
-		{"a sparse table (1 MiB)", 1 << 20, rw, anon, false},
-		{"a MAP_FIXED map over 4 MiB", 4<<20 + page, rw, anon | unix.MAP_FIXED, false},
-		{"a thread stack", 256 << 10, rw, anon | unix.MAP_STACK, false},
-		{"a reservation (PROT_NONE)", 256 << 10, unix.PROT_NONE, anon, false},
-		{"read-only", 256 << 10, unix.PROT_READ, anon, false},
-		{"shared", 256 << 10, rw, unix.MAP_SHARED | unix.MAP_ANONYMOUS, false},
+		{"a heap chunk committed (MAP_FIXED, 4 MiB)", 4 << 20, rw, anon | unix.MAP_FIXED, chunk},
+		{"a page-allocator summary page (MAP_FIXED)", page, rw, anon | unix.MAP_FIXED, page},
+		{"a MAP_FIXED map under 4 MiB", 1 << 20, rw, anon | unix.MAP_FIXED, 1 << 20},
+		{"a persistentalloc chunk (256 KiB)", 256 << 10, rw, anon, 256 << 10},
+		{"a small runtime map (64 KiB)", 64 << 10, rw, anon, 64 << 10},
+		{"a sparse table (1 MiB)", 1 << 20, rw, anon, 0},
+		{"a MAP_FIXED map over 4 MiB", 4<<20 + page, rw, anon | unix.MAP_FIXED, 0},
+		{"a thread stack", 256 << 10, rw, anon | unix.MAP_STACK, 0},
+		{"a reservation (PROT_NONE)", 256 << 10, unix.PROT_NONE, anon, 0},
+		{"read-only", 256 << 10, unix.PROT_READ, anon, 0},
+		{"shared", 256 << 10, rw, unix.MAP_SHARED | unix.MAP_ANONYMOUS, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := populates(tc.size, tc.prot, tc.flags); got != tc.populated {
-				t.Errorf("populates(%d, %#x, %#x) = %v, want %v", tc.size, tc.prot, tc.flags, got, tc.populated)
+			if got := populateLen(tc.size, tc.prot, tc.flags); got != tc.populated {
+				t.Errorf("populateLen(%d, %#x, %#x) = %d, want %d", tc.size, tc.prot, tc.flags, got, tc.populated)
 			}
 			resident, err := populateProbe(tc.size, tc.prot, tc.flags)
 			if err != nil {
 				t.Fatalf("mmap(%d, %#x, %#x): %v", tc.size, tc.prot, tc.flags, err)
 			}
-			pages := (tc.size + page - 1) / page
-			switch {
-			case tc.populated && resident != pages:
-				t.Errorf("%d of %d pages resident before any touch, want all", resident, pages)
-			case !tc.populated && resident != 0:
-				t.Errorf("%d of %d pages resident before any touch, want none", resident, pages)
+			if want := tc.populated / page; resident != want {
+				t.Errorf("%d of %d pages resident before any touch, want %d", resident, (tc.size+page-1)/page, want)
 			}
 		})
 	}
 }
 
 // TestPopulateHeap: a young process's Go heap came from the wrapped mmap.
-// The end of the 4 MiB chunk that holds a fresh allocation is resident
-// though nothing was allocated there yet. It runs in a fresh process of
-// this test binary: in this one, earlier tests' garbage may have been
-// freed there and given back to the kernel by the runtime's scavenger.
+// With a random heap base, the end of the 4 MiB chunk that holds a fresh
+// allocation is resident though nothing was allocated there yet. With the
+// heap from its first chunk's start, the last pages of that chunk's
+// populated head are resident and the pages just past it are not, the
+// heap used being well under the head (checked). It runs in a fresh
+// process of this test binary: in this one, earlier tests' garbage may
+// have been freed there and given back to the kernel by the runtime's
+// scavenger.
 func TestPopulateHeap(t *testing.T) {
 	if os.Getenv("RUNC_USERNS_TEST_POPULATE_HEAP") != "1" {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestPopulateHeap$", "-test.v")
@@ -70,19 +77,52 @@ func TestPopulateHeap(t *testing.T) {
 	}
 	const chunk = 4 << 20
 	p := new([64]byte)
-	end := (uintptr(unsafe.Pointer(p)) + chunk) &^ (chunk - 1)
 	page := uintptr(os.Getpagesize())
+	resident := func(at uintptr) ([]byte, bool) {
+		vec := make([]byte, 64)
+		_, _, e := unix.Syscall(unix.SYS_MINCORE, at, 64*page, uintptr(unsafe.Pointer(&vec[0])))
+		if e == unix.ENOMEM {
+			return nil, false // not mapped
+		}
+		if e != 0 {
+			t.Fatalf("mincore %#x: %v", at, e)
+		}
+		return vec, true
+	}
+	if heapFromChunkStart {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		const head = 2 << 20
+		// What the heap took from the page allocator (lowest address
+		// first) and has not given back: from the chunk's start, no
+		// further than this in a process this young.
+		if used := ms.HeapSys - ms.HeapReleased; used >= head/2 {
+			t.Fatalf("the heap has used %d bytes: it may reach the head's last pages, and this test could not tell populated pages from used ones", used)
+		}
+		start := uintptr(unsafe.Pointer(p)) &^ (chunk - 1)
+		in, ok := resident(start + head - 64*page)
+		if !ok {
+			t.Fatalf("no heap chunk mapped at %#x", start)
+		}
+		past, _ := resident(start + head)
+		for i := range in {
+			if in[i]&1 == 0 {
+				t.Fatalf("heap page %#x (the chunk at %#x's head) is not resident: the runtime's mmap is not populated", start+head-64*page+uintptr(i)*page, start)
+			}
+			if past != nil && past[i]&1 != 0 {
+				t.Fatalf("heap page %#x past the chunk at %#x's head is resident: the whole chunk was populated", start+head+uintptr(i)*page, start)
+			}
+		}
+		return
+	}
+	end := (uintptr(unsafe.Pointer(p)) + chunk) &^ (chunk - 1)
 	// The chunk's last 64 pages: a test binary's heap this young has not
 	// reached them unless the chunk is nearly full, which the random heap
 	// base makes possible: then the next chunk is the one to look at.
 	for _, at := range []uintptr{end - 64*page, end + chunk - 64*page} {
-		vec := make([]byte, 64)
-		_, _, e := unix.Syscall(unix.SYS_MINCORE, at, 64*page, uintptr(unsafe.Pointer(&vec[0])))
-		if e == unix.ENOMEM {
-			continue // not mapped (the next chunk, before the heap grows into it)
-		}
-		if e != 0 {
-			t.Fatalf("mincore %#x: %v", at, e)
+		vec, ok := resident(at)
+		if !ok {
+			continue // the next chunk, before the heap grows into it
 		}
 		for i, v := range vec {
 			if v&1 == 0 {
