@@ -547,7 +547,7 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 		userns.UID, userns.GID = mapping, mapping
 	}
 	mods := []modifier{userns, rootfsModifier(staged)}
-	foreign, netns, err := foreignNetns(s, func(p string) (bool, error) { return libuserns.OwnedBy(p, ns) })
+	foreign, netns, err := foreignNetns(s, ownedBy(ns))
 	if err != nil {
 		ns.Close()
 		return nil, nil, fmt.Errorf("network namespace %s: %w", netns, err)

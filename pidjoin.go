@@ -197,12 +197,12 @@ func (j *pidJoin) planUserns(a *app, s *specs.Spec, req oci.Request, withMapping
 func (j *pidJoin) planSysfs(a *app, s *specs.Spec) error {
 	t := j.target
 	foreign, netns, err := foreignNetns(s, func(p string) (bool, error) {
-		ns, err := libuserns.OpenPinned(t.Userns)
+		userns, err := libuserns.OpenPinned(t.Userns)
 		if err != nil {
 			return false, err
 		}
-		defer ns.Close()
-		return libuserns.OwnedBy(p, ns)
+		defer userns.Close()
+		return ownedBy(userns)(p)
 	})
 	if err != nil {
 		return fmt.Errorf("network namespace %s: %w", netns, err)

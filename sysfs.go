@@ -1,7 +1,12 @@
 package main
 
 import (
+	"os"
+
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/runc-userns/runc-userns/libuserns"
+	"github.com/runc-userns/runc-userns/netns"
 )
 
 // sysfsModifier replaces sysfs mounts with a read-only recursive bind of
@@ -24,6 +29,19 @@ func (m sysfsModifier) Modify(s *specs.Spec) error {
 		s.Mounts[i] = specs.Mount{Destination: s.Mounts[i].Destination, Type: "bind", Source: "/sys", Options: opts}
 	}
 	return nil
+}
+
+// ownedBy: owned for foreignNetns, the network namespace at path against
+// the user namespace userns.
+func ownedBy(userns *os.File) func(string) (bool, error) {
+	return func(path string) (bool, error) {
+		ns, _, err := netns.Open(path)
+		if err != nil {
+			return false, err
+		}
+		defer ns.Close()
+		return libuserns.OwnedBy(ns, userns)
+	}
 }
 
 // foreignNetns reports whether the container joins a network namespace

@@ -92,17 +92,12 @@ func Unpin(path string) error {
 	return nil
 }
 
-// OwnedBy reports whether the namespace at nsPath (any type) is owned by
-// the user namespace userns (NS_GET_USERNS, Linux >= 4.9).
-func OwnedBy(nsPath string, userns *os.File) (bool, error) {
-	f, err := os.Open(nsPath)
+// OwnedBy reports whether the namespace ns (an open nsfs file, any type)
+// is owned by the user namespace userns (NS_GET_USERNS, Linux >= 4.9).
+func OwnedBy(ns, userns *os.File) (bool, error) {
+	owner, err := unix.IoctlRetInt(int(ns.Fd()), unix.NS_GET_USERNS)
 	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	owner, err := unix.IoctlRetInt(int(f.Fd()), unix.NS_GET_USERNS)
-	if err != nil {
-		return false, fmt.Errorf("owner of namespace %s: %w", nsPath, os.NewSyscallError("ioctl NS_GET_USERNS", err))
+		return false, fmt.Errorf("owner of namespace %s: %w", ns.Name(), os.NewSyscallError("ioctl NS_GET_USERNS", err))
 	}
 	defer unix.Close(owner)
 	var a, b unix.Stat_t

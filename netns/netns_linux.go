@@ -21,25 +21,36 @@ type ID struct {
 
 func (id ID) String() string { return fmt.Sprintf("%d:%d", id.Dev, id.Ino) }
 
-// Open opens the network namespace file at path and returns its ID.
+// Open opens the network namespace file at path and returns its ID. The
+// open neither waits (a FIFO at path) nor makes a terminal ours; only an
+// nsfs file of a network namespace is one: a spec's path names anything
+// its writer chose.
 func Open(path string) (*os.File, ID, error) {
-	f, err := os.Open(path)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, ID{}, err
+		return nil, ID{}, &os.PathError{Op: "open", Path: path, Err: err}
 	}
+	f := os.NewFile(uintptr(fd), path)
 	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+	if err := unix.Fstat(fd, &st); err != nil {
 		f.Close()
 		return nil, ID{}, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	var fs unix.Statfs_t
-	if err := unix.Fstatfs(int(f.Fd()), &fs); err != nil {
+	if err := unix.Fstatfs(fd, &fs); err != nil {
 		f.Close()
 		return nil, ID{}, &os.PathError{Op: "fstatfs", Path: path, Err: err}
 	}
 	if fs.Type != unix.NSFS_MAGIC {
 		f.Close()
 		return nil, ID{}, &os.PathError{Op: "open", Path: path, Err: fmt.Errorf("not a namespace file (filesystem type %#x, not nsfs): the namespace is gone or its bind mount was removed", fs.Type)}
+	}
+	if t, err := unix.IoctlRetInt(fd, unix.NS_GET_NSTYPE); err != nil || t != unix.CLONE_NEWNET {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("a namespace of type %#x, not a network namespace", t)
+		}
+		return nil, ID{}, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	return f, ID{Dev: st.Dev, Ino: st.Ino}, nil
 }

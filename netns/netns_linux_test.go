@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -118,5 +120,65 @@ func BenchmarkEnterRestore(b *testing.B) {
 		if err := restore(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestOpen: only an nsfs file of a network namespace opens, and nothing
+// at the path makes the open wait: a FIFO with no writer would hold an
+// open(O_RDONLY) for ever.
+func TestOpen(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, path string
+		mention    string // "" : opens
+	}{
+		{"our network namespace", "/proc/self/ns/net", ""},
+		{"a FIFO", fifo, "not a namespace file"},
+		{"a regular file", plain, "not a namespace file"},
+		{"a directory", dir, "not a namespace file"},
+		{"a user namespace", "/proc/self/ns/user", "not a network namespace"},
+		{"a mount namespace", "/proc/self/ns/mnt", "not a network namespace"},
+		{"missing", plain + ".missing", "no such file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			type result struct {
+				f   *os.File
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				f, _, err := Open(c.path)
+				done <- result{f, err}
+			}()
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("Open(%s) still waits after 5 s", c.path)
+			}
+			if c.mention == "" {
+				if r.err != nil {
+					t.Fatal(r.err)
+				}
+				r.f.Close()
+				return
+			}
+			if r.err == nil {
+				r.f.Close()
+				t.Fatalf("Open(%s) opened it, want an error mentioning %q", c.path, c.mention)
+			}
+			if !strings.Contains(r.err.Error(), c.mention) || !strings.Contains(r.err.Error(), c.path) {
+				t.Errorf("Open(%s) = %v, want an error naming the path and mentioning %q", c.path, r.err, c.mention)
+			}
+		})
 	}
 }

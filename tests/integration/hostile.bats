@@ -98,6 +98,25 @@ unchanged() {
 	refused h "$b/config.json" 'more than the 16777216 this runtime reads'
 }
 
+@test "a network namespace path that names a FIFO, a file or another kind of namespace: refused at once" {
+	mkfifo "$TESTDIR/fifo"
+	join_netns "$TESTDIR/fifo" "$b"
+	# No writer ever opens the FIFO: an open that waited would hold the
+	# create for good.
+	sum=$(sha256sum <"$b/config.json")
+	run timeout 20 "$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" h </dev/null
+	echo "$output"
+	[ "$status" != 124 ] || fail "create still waited on the FIFO after 20 s"
+	[ "$status" != 0 ] || fail "create h succeeded"
+	[[ "$output" == *"$TESTDIR/fifo"*"not a namespace file"* ]] || fail "error does not name the FIFO"
+	unchanged "$sum"
+	echo x >"$TESTDIR/file"
+	join_netns "$TESTDIR/file" "$b"
+	refused h "$TESTDIR/file" 'not a namespace file'
+	join_netns /proc/self/ns/user "$b"
+	refused h /proc/self/ns/user 'not a network namespace'
+}
+
 @test "a 10 MB spec of a pool pod runs; unknown fields survive" {
 	update_config "$b" '.annotations["example.com/big"] = ("x" * (10 * 1024 * 1024)) | .["x-unknown"] = {"kept": true}'
 	start_container "$b" big
