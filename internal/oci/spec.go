@@ -23,7 +23,8 @@ const MaxSpecSize = 16 << 20
 //
 // Spec holds only the members the wrapper reads or edits (wire.go):
 // process, hooks, linux.resources, linux.seccomp and the rest stay nil in
-// it and go back to runc as the bytes they were (kept).
+// it and go back to runc as the bytes they were (kept), unless one of them
+// is given twice: then Spec has all of the file.
 type Document struct {
 	Path string
 	Spec *specs.Spec

@@ -70,16 +70,13 @@ func (m *rawMember) givenTwice() bool { return m != nil && m.twice }
 
 // twice reports whether a member kept as bytes was given twice.
 func (w *wireSpec) twice() bool {
-	for _, m := range []*rawMember{w.Process, w.Hooks, w.Solaris, w.Windows, w.VM, w.ZOS} {
+	members := []*rawMember{w.Process, w.Hooks, w.Solaris, w.Windows, w.VM, w.ZOS}
+	if l := w.Linux; l != nil {
+		members = append(members, l.Resources, l.Devices, l.Seccomp, l.MaskedPaths, l.ReadonlyPaths, l.IntelRdt, l.Personality, l.TimeOffsets)
+	}
+	for _, m := range members {
 		if m.givenTwice() {
 			return true
-		}
-	}
-	if l := w.Linux; l != nil {
-		for _, m := range []*rawMember{l.Resources, l.Devices, l.Seccomp, l.MaskedPaths, l.ReadonlyPaths, l.IntelRdt, l.Personality, l.TimeOffsets} {
-			if m.givenTwice() {
-				return true
-			}
 		}
 	}
 	return false
@@ -146,15 +143,17 @@ func encodeSpec(s *specs.Spec, kept *wireSpec) ([]byte, error) {
 	if name := keptMemberSet(s); name != "" {
 		return nil, fmt.Errorf("internal error: the edited spec sets %s, which runc-userns passes through as loaded, undecoded (internal/oci/wire.go)", name)
 	}
-	w := wireSpec{Spec: *s, Process: kept.Process, Hooks: kept.Hooks, Solaris: kept.Solaris, Windows: kept.Windows, VM: kept.VM, ZOS: kept.ZOS}
-	w.Spec.Linux = nil
+	// The members kept as bytes as loaded, the typed ones as edited.
+	w := *kept
+	w.Spec, w.Linux = *s, nil
+	w.Spec.Linux = nil // shadowed by w.Linux in any case
 	if s.Linux != nil {
-		w.Linux = &wireLinux{Linux: *s.Linux}
-		if k := kept.Linux; k != nil {
-			w.Linux.Resources, w.Linux.Devices, w.Linux.Seccomp = k.Resources, k.Devices, k.Seccomp
-			w.Linux.MaskedPaths, w.Linux.ReadonlyPaths = k.MaskedPaths, k.ReadonlyPaths
-			w.Linux.IntelRdt, w.Linux.Personality, w.Linux.TimeOffsets = k.IntelRdt, k.Personality, k.TimeOffsets
+		var l wireLinux
+		if kept.Linux != nil {
+			l = *kept.Linux
 		}
+		l.Linux = *s.Linux
+		w.Linux = &l
 	}
 	return json.Marshal(&w)
 }
