@@ -14,7 +14,7 @@ import (
 
 // OverlayAt returns the overlay mounted exactly at path, or ErrNotOverlay
 // when path is not an overlay mountpoint. The statfs check keeps the
-// common case (a plain directory rootfs) from parsing mountinfo.
+// common case (a plain directory rootfs) from looking the mount up.
 func OverlayAt(path string) (*Overlay, error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(path, &st); err != nil {
@@ -27,23 +27,25 @@ func OverlayAt(path string) (*Overlay, error) {
 	if err != nil {
 		return nil, err
 	}
-	mounts, err := mountinfo.GetMounts(mountinfo.SingleEntryFilter(real))
-	if err != nil {
-		return nil, fmt.Errorf("read mountinfo: %w", err)
+	m, err := topMountAt(real)
+	if errors.Is(err, errNoStatmount) {
+		m, err = topMountInfo(real)
 	}
-	if len(mounts) == 0 {
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
 		return nil, ErrNotOverlay // a directory inside an overlay
 	}
-	m := mounts[len(mounts)-1] // the top one
-	if m.FSType != "overlay" {
+	if m.fsType != "overlay" {
 		return nil, ErrNotOverlay
 	}
-	o, err := ParseOverlay(m.VFSOptions)
+	o, err := ParseOverlay(m.vfsOptions)
 	if errors.Is(err, ErrNotOverlay) {
 		// An overlay is mounted here: never go on as if it were a plain
 		// directory (idmapping an overlay fails, and a chown of it would
 		// copy every file up).
-		return nil, fmt.Errorf("overlay mounted at %s: no lower layer in its options %q", real, m.VFSOptions)
+		return nil, fmt.Errorf("overlay mounted at %s: no lower layer in its options %q", real, m.vfsOptions)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("overlay mounted at %s: %w", real, err)
@@ -51,8 +53,22 @@ func OverlayAt(path string) (*Overlay, error) {
 	if err := resolveLayers(o, real); err != nil {
 		return nil, fmt.Errorf("overlay mounted at %s: %w", real, err)
 	}
-	o.Flags = mountFlags(m.Options)
+	o.Flags = m.flags
 	return o, nil
+}
+
+// topMountInfo is topMountAt read from /proc/self/mountinfo, for kernels
+// without statmount(2).
+func topMountInfo(path string) (*mountEntry, error) {
+	mounts, err := mountinfo.GetMounts(mountinfo.SingleEntryFilter(path))
+	if err != nil {
+		return nil, fmt.Errorf("read mountinfo: %w", err)
+	}
+	if len(mounts) == 0 {
+		return nil, nil
+	}
+	m := mounts[len(mounts)-1] // the top one
+	return &mountEntry{fsType: m.FSType, vfsOptions: m.VFSOptions, flags: mountFlags(m.Options)}, nil
 }
 
 // mountFlags picks out of a mount's per-mount options (mountinfo's sixth
