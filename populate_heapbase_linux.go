@@ -8,6 +8,3 @@ package main
 
 // #cgo CFLAGS: -DPOPULATE_HEAP_HEAD
 import "C"
-
-// heapFromChunkStart: this binary's heap starts at its first chunk's start.
-const heapFromChunkStart = true

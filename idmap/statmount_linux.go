@@ -60,9 +60,10 @@ type mntIDReq struct {
 
 // topMountAt describes the top mount at path (absolute, symlinks
 // resolved), read by statmount(2); nil when path is not a mount point.
-// errNoStatmount: read mountinfo instead. Unlike mountinfo, whose every
-// line the kernel writes and the reader parses, its cost does not grow
-// with the node's mounts (0.8 ms warm, 3 ms cold with 1022 mounts here).
+// errNoStatmount: read mountinfo instead. Its cost does not grow with the
+// node's mounts, unlike mountinfo's, whose every line the kernel writes and
+// the reader parses (BenchmarkTopMount: 8-14 us against 0.15 ms with ~25
+// mounts and 2.3 ms with 1022).
 func topMountAt(path string) (*mountEntry, error) {
 	var stx unix.Statx_t
 	if err := unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT, unix.STATX_MNT_ID_UNIQUE, &stx); err != nil {
