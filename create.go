@@ -383,6 +383,9 @@ func (c *creation) do(doc *oci.Document) int {
 		status = c.runIn(c.netjoin)
 	}
 	c.ph.mark("runc")
+	// The pod's user namespace's holder exited long ago: reap it here,
+	// off the path to runc (libuserns.newUserns).
+	libuserns.ReapHolders()
 	// runc holds its own copy of the staging mount once the container
 	// exists: drop ours now, so nothing of the container stays mounted on
 	// the host. The empty directory stays until delete: runc (1.1 and

@@ -8,6 +8,7 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -20,18 +21,31 @@ import (
 // fork (what syscall.ForkExec does for CLONE_NEWUSER) would. On a VM where
 // page-table updates trap to the hypervisor that fork cost ~3 ms a call;
 // this costs about as much as starting a thread. The whole exchange (clone,
-// both maps, the open, the child's exit) runs in one C call, on one thread,
-// with no Go code in between.
+// both maps, the open) runs in one C call, on one thread, with no Go code
+// in between.
+//
+// The holder is told to exit but not waited for: its exit and our wake-up
+// took 0.5 ms in the median and up to 4 ms of a create on the VM measured
+// (perf, 16 creates), most of it after the child had exited. It is reaped
+// by ReapHolders, or by the next NewUserns once it is gone; until then its
+// stack stays mapped. A process that exits first leaves it to init.
 func newUserns(uid, gid []specs.LinuxIDMapping) (*os.File, error) {
 	uidMap, gidMap := []byte(FormatMappings(uid)), []byte(FormatMappings(gid))
 	if len(uidMap) == 0 || len(gidMap) == 0 {
 		return nil, fmt.Errorf("empty uid or gid mapping")
 	}
-	var step C.int
+	reapHolders(false)
+	var step, pid C.int
+	var stack unsafe.Pointer
 	fd := C.runc_userns_new(
 		(*C.char)(unsafe.Pointer(&uidMap[0])), C.size_t(len(uidMap)),
 		(*C.char)(unsafe.Pointer(&gidMap[0])), C.size_t(len(gidMap)),
-		&step)
+		&step, &pid, &stack)
+	if pid > 0 {
+		holders.Lock()
+		holders.list = append(holders.list, holder{pid, stack})
+		holders.Unlock()
+	}
 	if fd < 0 {
 		errno := syscall.Errno(-fd)
 		switch step {
@@ -45,4 +59,41 @@ func newUserns(uid, gid []specs.LinuxIDMapping) (*os.File, error) {
 		return nil, os.NewSyscallError("clone CLONE_NEWUSER", errno)
 	}
 	return os.NewFile(uintptr(fd), "userns"), nil
+}
+
+// holders are the holder children not reaped yet.
+var holders struct {
+	sync.Mutex
+	list []holder
+}
+
+type holder struct {
+	pid   C.int
+	stack unsafe.Pointer
+}
+
+// ReapHolders waits for the holders of the user namespaces made so far
+// and frees their stacks. Each was told to exit before NewUserns returned:
+// called after other work, it does not wait.
+func ReapHolders() { reapHolders(true) }
+
+// reapHolders reaps the holders that have exited, or with block all.
+func reapHolders(block bool) {
+	holders.Lock()
+	defer holders.Unlock()
+	left := holders.list[:0]
+	for _, h := range holders.list {
+		if C.runc_userns_reap(h.pid, h.stack, boolInt(block)) == 0 {
+			left = append(left, h)
+		}
+	}
+	clear(holders.list[len(left):])
+	holders.list = left
+}
+
+func boolInt(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
 }

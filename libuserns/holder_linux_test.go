@@ -1,0 +1,171 @@
+//go:build cgo
+
+package libuserns
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestHolderReaping: NewUserns does not wait for its holder, but neither
+// leaves it behind: the next call reaps the holders that have exited, and
+// ReapHolders the rest. A zombie holder is reaped, a live one is waited for.
+func TestHolderReaping(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for user namespaces")
+	}
+	ReapHolders()
+	m := PodMappings(3000000000, 65536)
+	newNS := func() int {
+		t.Helper()
+		f, err := NewUserns(m, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		holders.Lock()
+		defer holders.Unlock()
+		return len(holders.list)
+	}
+	for i := 1; i <= 4; i++ {
+		if n := newNS(); n < 1 || n > i {
+			t.Fatalf("after %d calls %d holders pending; want 1 to %d", i, n, i)
+		}
+	}
+	// Wait until every pending holder has exited (a zombie, state Z).
+	holders.Lock()
+	pids := make([]int, len(holders.list))
+	for i, h := range holders.list {
+		pids[i] = int(h.pid)
+	}
+	holders.Unlock()
+	for _, pid := range pids {
+		deadline := time.Now().Add(5 * time.Second)
+		for state(t, pid) != "Z" {
+			if time.Now().After(deadline) {
+				t.Fatalf("holder %d did not exit within 5 s (state %s)", pid, state(t, pid))
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// One more call reaps them all without blocking; its own holder may
+	// still be running.
+	if n := newNS(); n != 1 {
+		t.Errorf("after the holders exited, a new call left %d pending; want only its own", n)
+	}
+	for _, pid := range pids {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+			t.Errorf("holder %d was not reaped", pid)
+		}
+	}
+	ReapHolders()
+	holders.Lock()
+	n := len(holders.list)
+	holders.Unlock()
+	if n != 0 {
+		t.Errorf("after ReapHolders %d holders pending", n)
+	}
+	if kids := children(t); len(kids) > 0 {
+		t.Errorf("child processes left after ReapHolders: %v", kids)
+	}
+}
+
+// TestHolderExits: every holder exits on its own once NewUserns has
+// returned, however soon the caller's stack is reused. A holder once read
+// its pipe's fds from the caller's stack frame: when the next call's pipe
+// had the same read end but another write end, a holder that had not run
+// yet closed the wrong fd and blocked on its own write end for good. Each
+// round sets that up (the thread on one CPU, so that the first holder
+// mostly runs only after the second call) and ReapHolders must return.
+func TestHolderExits(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for user namespaces")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var was, one unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &was); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = unix.SchedSetaffinity(0, &was) }()
+	one.Set(0)
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		t.Fatal(err)
+	}
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	m := PodMappings(3000000000, 65536)
+	newNS := func() {
+		t.Helper()
+		f, err := NewUserns(m, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	for i := 0; i < 100; i++ {
+		// The lowest free fd: the next pipe's read end.
+		a, err := unix.Dup(int(null.Fd()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		unix.Close(a)
+		newNS() // its pipe was a, a+1
+		// The next pipe: read end a again, write end not a+1.
+		if err := unix.Dup3(int(null.Fd()), a+1, unix.O_CLOEXEC); err != nil {
+			t.Fatal(err)
+		}
+		newNS()
+		unix.Close(a + 1)
+	}
+	holders.Lock()
+	pending := make([]int, len(holders.list))
+	for i, h := range holders.list {
+		pending[i] = int(h.pid)
+	}
+	holders.Unlock()
+	done := make(chan struct{})
+	go func() {
+		ReapHolders()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		var stuck []string
+		for _, pid := range pending {
+			if st := state(t, pid); st != "" && st != "Z" {
+				stuck = append(stuck, fmt.Sprintf("%d (%s)", pid, st))
+				// They hold this test's stdout: go test would wait.
+				_ = unix.Kill(pid, unix.SIGKILL)
+			}
+		}
+		<-done
+		t.Fatalf("holders still running 20 s after NewUserns returned (killed): %v", stuck)
+	}
+}
+
+// state is the state letter of process pid ("" once it is gone).
+func state(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	// pid (comm) S ...: comm may hold spaces and parentheses.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) == 0 {
+		t.Fatalf("/proc/%d/stat: %q", pid, s)
+	}
+	return f[0]
+}
