@@ -384,7 +384,8 @@ func (c *creation) do(doc *oci.Document) int {
 	}
 	c.ph.mark("runc")
 	// The pod's user namespace's holder exited long ago: reap it here,
-	// off the path to runc (libuserns.newUserns).
+	// off the path to runc (libuserns.newUserns). Without waiting: one
+	// still there is init's to reap once we exit.
 	libuserns.ReapHolders()
 	// runc holds its own copy of the staging mount once the container
 	// exists: drop ours now, so nothing of the container stays mounted on

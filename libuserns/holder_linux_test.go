@@ -14,49 +14,34 @@ import (
 )
 
 // TestHolderReaping: NewUserns does not wait for its holder, but neither
-// leaves it behind: the next call reaps the holders that have exited, and
-// ReapHolders the rest. A zombie holder is reaped, a live one is waited for.
+// leaves it behind: the next call and ReapHolders reap the holders that
+// have exited without waiting for a live one, WaitHolders waits for all.
 func TestHolderReaping(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for user namespaces")
 	}
-	ReapHolders()
+	WaitHolders()
 	m := PodMappings(3000000000, 65536)
-	newNS := func() int {
+	newNS := func() {
 		t.Helper()
 		f, err := NewUserns(m, m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		f.Close()
-		holders.Lock()
-		defer holders.Unlock()
-		return len(holders.list)
 	}
 	for i := 1; i <= 4; i++ {
-		if n := newNS(); n < 1 || n > i {
+		newNS()
+		if n := len(pending()); n < 1 || n > i {
 			t.Fatalf("after %d calls %d holders pending; want 1 to %d", i, n, i)
 		}
 	}
-	// Wait until every pending holder has exited (a zombie, state Z).
-	holders.Lock()
-	pids := make([]int, len(holders.list))
-	for i, h := range holders.list {
-		pids[i] = int(h.pid)
-	}
-	holders.Unlock()
-	for _, pid := range pids {
-		deadline := time.Now().Add(5 * time.Second)
-		for state(t, pid) != "Z" {
-			if time.Now().After(deadline) {
-				t.Fatalf("holder %d did not exit within 5 s (state %s)", pid, state(t, pid))
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	// One more call reaps them all without blocking; its own holder may
-	// still be running.
-	if n := newNS(); n != 1 {
+	// Once they have exited (zombies, state Z), the next call reaps them
+	// all; its own holder may still be running.
+	pids := pending()
+	waitState(t, pids, "Z")
+	newNS()
+	if n := len(pending()); n != 1 {
 		t.Errorf("after the holders exited, a new call left %d pending; want only its own", n)
 	}
 	for _, pid := range pids {
@@ -64,15 +49,79 @@ func TestHolderReaping(t *testing.T) {
 			t.Errorf("holder %d was not reaped", pid)
 		}
 	}
-	ReapHolders()
-	holders.Lock()
-	n := len(holders.list)
-	holders.Unlock()
-	if n != 0 {
-		t.Errorf("after ReapHolders %d holders pending", n)
+	WaitHolders()
+	if n := len(pending()); n != 0 {
+		t.Errorf("after WaitHolders %d holders pending", n)
 	}
 	if kids := children(t); len(kids) > 0 {
-		t.Errorf("child processes left after ReapHolders: %v", kids)
+		t.Errorf("child processes left after WaitHolders: %v", kids)
+	}
+
+	// A live holder (stopped before it could exit: SIGSTOP is the one
+	// signal besides SIGKILL it cannot block) stays pending through
+	// ReapHolders, which returns at once, and WaitHolders reaps it once it
+	// goes on. On one CPU the holder mostly has not run yet when
+	// NewUserns returns; a round where it had exited already is tried
+	// again.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var was, one unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &was); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = unix.SchedSetaffinity(0, &was) }()
+	one.Set(0)
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		t.Fatal(err)
+	}
+	for try := 0; ; try++ {
+		newNS()
+		pid := pending()[0]
+		_ = unix.Kill(pid, unix.SIGSTOP)
+		if st := state(t, pid); st == "Z" || st == "" {
+			WaitHolders()
+			if try == 20 {
+				t.Fatal("every holder exited before it could be stopped (20 tries): this test's premise, a holder that runs after NewUserns returns on one CPU, does not hold here")
+			}
+			continue
+		}
+		waitState(t, []int{pid}, "T")
+		t.Logf("holder %d stopped on try %d", pid, try)
+		ReapHolders()
+		if got := pending(); len(got) != 1 || got[0] != pid {
+			t.Errorf("ReapHolders with holder %d stopped: pending %v; want it alone", pid, got)
+		}
+		_ = unix.Kill(pid, unix.SIGCONT)
+		WaitHolders()
+		if n := len(pending()); n != 0 {
+			t.Errorf("after WaitHolders %d holders pending", n)
+		}
+		break
+	}
+}
+
+// pending lists the PIDs of the holders not reaped yet.
+func pending() []int {
+	holders.Lock()
+	defer holders.Unlock()
+	pids := make([]int, len(holders.list))
+	for i, h := range holders.list {
+		pids[i] = int(h.pid)
+	}
+	return pids
+}
+
+// waitState waits up to 5 s for each of pids to be in state st.
+func waitState(t *testing.T, pids []int, st string) {
+	t.Helper()
+	for _, pid := range pids {
+		deadline := time.Now().Add(5 * time.Second)
+		for state(t, pid) != st {
+			if time.Now().After(deadline) {
+				t.Fatalf("holder %d not in state %s within 5 s (state %q)", pid, st, state(t, pid))
+			}
+			time.Sleep(time.Millisecond)
+		}
 	}
 }
 
@@ -82,7 +131,7 @@ func TestHolderReaping(t *testing.T) {
 // had the same read end but another write end, a holder that had not run
 // yet closed the wrong fd and blocked on its own write end for good. Each
 // round sets that up (the thread on one CPU, so that the first holder
-// mostly runs only after the second call) and ReapHolders must return.
+// mostly runs only after the second call) and WaitHolders must return.
 func TestHolderExits(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for user namespaces")
@@ -127,22 +176,17 @@ func TestHolderExits(t *testing.T) {
 		newNS()
 		unix.Close(a + 1)
 	}
-	holders.Lock()
-	pending := make([]int, len(holders.list))
-	for i, h := range holders.list {
-		pending[i] = int(h.pid)
-	}
-	holders.Unlock()
+	left := pending()
 	done := make(chan struct{})
 	go func() {
-		ReapHolders()
+		WaitHolders()
 		close(done)
 	}()
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):
 		var stuck []string
-		for _, pid := range pending {
+		for _, pid := range left {
 			if st := state(t, pid); st != "" && st != "Z" {
 				stuck = append(stuck, fmt.Sprintf("%d (%s)", pid, st))
 				// They hold this test's stdout: go test would wait.

@@ -16,3 +16,6 @@ func newUserns(_, _ []specs.LinuxIDMapping) (*os.File, error) {
 
 // ReapHolders has nothing to reap without the C holder.
 func ReapHolders() {}
+
+// WaitHolders has nothing to wait for without the C holder.
+func WaitHolders() {}

@@ -148,10 +148,10 @@ func TestUserns(t *testing.T) {
 					t.Errorf("maps inside: uid %v gid %v; want uid %v gid %v", uid, gid, c.uid, c.gid)
 				}
 				// The holder is told to exit before NewUserns
-				// returns; after ReapHolders no child of ours is left.
-				ReapHolders()
+				// returns; after WaitHolders no child of ours is left.
+				WaitHolders()
 				if kids := children(t); len(kids) > 0 {
-					t.Errorf("the holder of NewUserns is still there after ReapHolders: child processes %v", kids)
+					t.Errorf("the holder of NewUserns is still there after WaitHolders: child processes %v", kids)
 				}
 			})
 		}
