@@ -10,8 +10,11 @@
 //     our address space (no page table copied, nothing made copy-on-write,
 //     no execve) and runs nothing but raw system calls: it waits for EOF on
 //     a pipe whose write end we close when done, or the kernel closes when
-//     we die. It has exited and been reaped before NewUserns returns. This
-//     needs cgo (holder_linux.c).
+//     we die. NewUserns closes that end before it returns, but does not
+//     wait: the child, which holds nothing of ours by then, is reaped once
+//     it has exited by the next NewUserns or ReapHolders (WaitHolders
+//     waits for it), or by init after we exit. This needs cgo
+//     (holder_linux.c).
 //   - Pin makes a namespace outlive every process in it by bind-mounting its
 //     nsfs inode on a file (as `ip netns` does). A pinned path names that
 //     namespace and no other for as long as the mount exists: unlike
