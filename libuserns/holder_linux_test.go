@@ -21,17 +21,8 @@ func TestHolderReaping(t *testing.T) {
 		t.Skip("needs root for user namespaces")
 	}
 	WaitHolders()
-	m := PodMappings(3000000000, 65536)
-	newNS := func() {
-		t.Helper()
-		f, err := NewUserns(m, m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-	}
 	for i := 1; i <= 4; i++ {
-		newNS()
+		newNS(t)
 		if n := len(pending()); n < 1 || n > i {
 			t.Fatalf("after %d calls %d holders pending; want 1 to %d", i, n, i)
 		}
@@ -40,7 +31,7 @@ func TestHolderReaping(t *testing.T) {
 	// all; its own holder may still be running.
 	pids := pending()
 	waitState(t, pids, "Z")
-	newNS()
+	newNS(t)
 	if n := len(pending()); n != 1 {
 		t.Errorf("after the holders exited, a new call left %d pending; want only its own", n)
 	}
@@ -63,19 +54,9 @@ func TestHolderReaping(t *testing.T) {
 	// goes on. On one CPU the holder mostly has not run yet when
 	// NewUserns returns; a round where it had exited already is tried
 	// again.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var was, one unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &was); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = unix.SchedSetaffinity(0, &was) }()
-	one.Set(0)
-	if err := unix.SchedSetaffinity(0, &one); err != nil {
-		t.Fatal(err)
-	}
+	onOneCPU(t)
 	for try := 0; ; try++ {
-		newNS()
+		newNS(t)
 		pid := pending()[0]
 		_ = unix.Kill(pid, unix.SIGSTOP)
 		if st := state(t, pid); st == "Z" || st == "" {
@@ -97,6 +78,35 @@ func TestHolderReaping(t *testing.T) {
 			t.Errorf("after WaitHolders %d holders pending", n)
 		}
 		break
+	}
+}
+
+// newNS makes a user namespace and closes it: what is left is its holder.
+func newNS(t *testing.T) {
+	t.Helper()
+	m := PodMappings(3000000000, 65536)
+	f, err := NewUserns(m, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+// onOneCPU keeps the test's goroutine on its thread and that thread on
+// CPU 0 until the test ends. A holder inherits the affinity: it mostly
+// runs only once the thread has moved on from NewUserns.
+func onOneCPU(t *testing.T) {
+	t.Helper()
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
+	var was, one unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &was); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.SchedSetaffinity(0, &was) })
+	one.Set(0)
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -136,31 +146,12 @@ func TestHolderExits(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for user namespaces")
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var was, one unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &was); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = unix.SchedSetaffinity(0, &was) }()
-	one.Set(0)
-	if err := unix.SchedSetaffinity(0, &one); err != nil {
-		t.Fatal(err)
-	}
+	onOneCPU(t)
 	null, err := os.Open(os.DevNull)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer null.Close()
-	m := PodMappings(3000000000, 65536)
-	newNS := func() {
-		t.Helper()
-		f, err := NewUserns(m, m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-	}
 	for i := 0; i < 100; i++ {
 		// The lowest free fd: the next pipe's read end.
 		a, err := unix.Dup(int(null.Fd()))
@@ -168,12 +159,12 @@ func TestHolderExits(t *testing.T) {
 			t.Fatal(err)
 		}
 		unix.Close(a)
-		newNS() // its pipe was a, a+1
+		newNS(t) // its pipe was a, a+1
 		// The next pipe: read end a again, write end not a+1.
 		if err := unix.Dup3(int(null.Fd()), a+1, unix.O_CLOEXEC); err != nil {
 			t.Fatal(err)
 		}
-		newNS()
+		newNS(t)
 		unix.Close(a + 1)
 	}
 	left := pending()
