@@ -26,10 +26,10 @@ import (
 //
 // The holder is told to exit but not waited for: its exit and our wake-up
 // took 0.4 ms in the median and up to 4.3 ms of a create on the VM
-// measured (perf, 16 creates), most of it after the child had exited. It is reaped
-// once it is gone, by the next NewUserns or ReapHolders (WaitHolders waits
-// for it); until then its stack stays mapped. A process that exits first
-// leaves it to init.
+// measured (perf, 16 creates), most of it after the child had exited. It
+// is reaped once it is gone, by the next NewUserns or ReapHolders
+// (WaitHolders waits for it); until then its stack stays mapped. A
+// process that exits first leaves it to init.
 func newUserns(uid, gid []specs.LinuxIDMapping) (*os.File, error) {
 	uidMap, gidMap := []byte(FormatMappings(uid)), []byte(FormatMappings(gid))
 	if len(uidMap) == 0 || len(gidMap) == 0 {
