@@ -314,6 +314,25 @@ func TestFastRelease(t *testing.T) {
 			prep: func(t *testing.T, stateDir, root string) {
 				writeFile(t, filepath.Join(stateDir, pool.StateFile), `{"version":1,"slotSize":65536,"allocations":[]}`)
 			}},
+		// A create killed before it detached its staging mounts, in the
+		// layout of an entry per mount: each is detached (stacked
+		// mounts too, and a file's bind mount) and removed.
+		{name: "staging entries still mounted", ids: []string{"sb"}, release: "sb", cOK: true,
+			prep: func(t *testing.T, stateDir, root string) {
+				lay := layout(stateDir)
+				src := t.TempDir()
+				writeFile(t, filepath.Join(src, "file"), "x")
+				for _, m := range [][2]string{
+					{src, lay.stagedMount(root, "sb", 7)},
+					{src, lay.stagedMount(root, "sb", 7)},
+					{filepath.Join(src, "file"), lay.stagedMount(root, "sb", 9)},
+					{src, filepath.Join(lay.layersDir(root, "sb"), "0")},
+				} {
+					if err := unix.Mount(m[0], m[1], "", unix.MS_BIND, ""); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}},
 		{name: "a claim for another root", ids: []string{"sb"}, release: "sb",
 			prep: func(t *testing.T, stateDir, root string) {
 				if err := writeInflight(layout(stateDir).inflight(root, "sb"), inflightRecord{Owner: "sb", HostID: 1 << 31, Size: 65536, Root: "/elsewhere", Member: "sb"}); err != nil {
@@ -325,6 +344,7 @@ func TestFastRelease(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cState, cRoot := releaseEnv(t, c.ids...)
 			gState, gRoot := releaseEnv(t, c.ids...)
+			t.Cleanup(func() { unmountBelow(t, cState); unmountBelow(t, gState) })
 			if c.prep != nil {
 				c.prep(t, cState, cRoot)
 				c.prep(t, gState, gRoot)
@@ -351,6 +371,9 @@ func TestFastRelease(t *testing.T) {
 			}
 			if got, want := tree(t, cState, cRoot), tree(t, gState, gRoot); !reflect.DeepEqual(got, want) {
 				t.Errorf("state dir after the C release:\n%s\nafter the Go release alone:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if n := mountsBelow(t, cState); n != 0 {
+				t.Errorf("%d mounts below the state dir after the C release, want none", n)
 			}
 		})
 	}
