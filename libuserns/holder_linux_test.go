@@ -3,10 +3,10 @@
 package libuserns
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -27,10 +27,10 @@ func TestHolderReaping(t *testing.T) {
 			t.Fatalf("after %d calls %d holders pending; want 1 to %d", i, n, i)
 		}
 	}
-	// Once they have exited (zombies, state Z), the next call reaps them
+	// Once they have exited (zombies), the next call reaps them
 	// all; its own holder may still be running.
 	pids := pending()
-	waitState(t, pids, "Z")
+	waitState(t, pids, "exited")
 	newNS(t)
 	if n := len(pending()); n != 1 {
 		t.Errorf("after the holders exited, a new call left %d pending; want only its own", n)
@@ -59,14 +59,14 @@ func TestHolderReaping(t *testing.T) {
 		newNS(t)
 		pid := pending()[0]
 		_ = unix.Kill(pid, unix.SIGSTOP)
-		if st := state(t, pid); st == "Z" || st == "" {
+		if st := childState(t, pid); st == "exited" || st == "gone" {
 			WaitHolders()
 			if try == 20 {
 				t.Fatal("every holder exited before it could be stopped (20 tries): this test's premise, a holder that runs after NewUserns returns on one CPU, does not hold here")
 			}
 			continue
 		}
-		waitState(t, []int{pid}, "T")
+		waitState(t, []int{pid}, "stopped")
 		t.Logf("holder %d stopped on try %d", pid, try)
 		ReapHolders()
 		if got := pending(); len(got) != 1 || got[0] != pid {
@@ -121,14 +121,15 @@ func pending() []int {
 	return pids
 }
 
-// waitState waits up to 5 s for each of pids to be in state st.
+// waitState waits up to 5 s for each of pids to be in state st
+// (childState's).
 func waitState(t *testing.T, pids []int, st string) {
 	t.Helper()
 	for _, pid := range pids {
 		deadline := time.Now().Add(5 * time.Second)
-		for state(t, pid) != st {
+		for childState(t, pid) != st {
 			if time.Now().After(deadline) {
-				t.Fatalf("holder %d not in state %s within 5 s (state %q)", pid, st, state(t, pid))
+				t.Fatalf("holder %d not %s within 5 s (%s)", pid, st, childState(t, pid))
 			}
 			time.Sleep(time.Millisecond)
 		}
@@ -178,7 +179,7 @@ func TestHolderExits(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		var stuck []string
 		for _, pid := range left {
-			if st := state(t, pid); st != "" && st != "Z" {
+			if st := childState(t, pid); st != "gone" && st != "exited" {
 				stuck = append(stuck, fmt.Sprintf("%d (%s)", pid, st))
 				// They hold this test's stdout: go test would wait.
 				_ = unix.Kill(pid, unix.SIGKILL)
@@ -189,18 +190,27 @@ func TestHolderExits(t *testing.T) {
 	}
 }
 
-// state is the state letter of process pid ("" once it is gone).
-func state(t *testing.T, pid int) string {
+// childState says what holder pid, our child, is doing, as waitid(2)
+// tells without reaping it (WNOWAIT): "exited" (a zombie), "stopped",
+// "running", or "gone" once reaped.
+func childState(t *testing.T, pid int) string {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
+	for _, w := range []struct {
+		options int
+		state   string
+	}{{unix.WEXITED, "exited"}, {unix.WSTOPPED, "stopped"}} {
+		// Linux zeroes info when no child is in that state.
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, w.options|unix.WNOWAIT|unix.WNOHANG|unix.WALL, nil)
+		if errors.Is(err, unix.ECHILD) {
+			return "gone"
+		}
+		if err != nil {
+			t.Fatalf("waitid %d: %v", pid, err)
+		}
+		if info.Signo == int32(unix.SIGCHLD) {
+			return w.state
+		}
 	}
-	// pid (comm) S ...: comm may hold spaces and parentheses.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) == 0 {
-		t.Fatalf("/proc/%d/stat: %q", pid, s)
-	}
-	return f[0]
+	return "running"
 }
