@@ -8,13 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/runc-userns/runc-userns/idmap"
 	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/internal/procfs"
 	"github.com/runc-userns/runc-userns/pool"
 )
 
@@ -404,20 +404,11 @@ func processAlive(pid int, start uint64) bool {
 	if err != nil {
 		return true // in doubt: alive
 	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return true
+	st, err := procfs.ParseStat(data)
+	if err != nil {
+		return true // in doubt: alive
 	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return true
-	}
-	if f[0] == "Z" || f[0] == "X" {
-		return false
-	}
-	got, err := strconv.ParseUint(f[19], 10, 64)
-	return err != nil || got == start
+	return !st.Exited() && st.StartTime == start
 }
 
 // highestFD is the highest file descriptor open in the wrapper (2 if

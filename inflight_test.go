@@ -3,13 +3,16 @@ package main
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/runc-userns/runc-userns/internal/procfs"
 	"github.com/runc-userns/runc-userns/pool"
 )
 
@@ -289,5 +292,63 @@ func TestReleaseDeadPod(t *testing.T) {
 	}
 	if !stillNamed(busy) || !inflightBusy(busy.Name()) {
 		t.Error("the busy create's marker is no longer the one it holds")
+	}
+}
+
+// TestProcessAlive: the check behind a dead container's reclaim. A PID is
+// alive only while it names the process that started at the recorded tick
+// and has not exited; a zombie awaiting its reaper is dead.
+func TestProcessAlive(t *testing.T) {
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reaped := false
+	t.Cleanup(func() {
+		if !reaped {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	pid := cmd.Process.Pid
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := procfs.ParseStat(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		pid   int
+		start uint64
+		want  bool
+	}{
+		{"running, its start time", pid, st.StartTime, true},
+		{"running, another start time (a reused PID)", pid, st.StartTime + 1, false},
+		{"PID 0", 0, st.StartTime, false},
+		{"negative PID", -1, st.StartTime, false},
+		{"no such PID", 1 << 30, st.StartTime, false},
+	} {
+		if got := processAlive(c.pid, c.start); got != c.want {
+			t.Errorf("%s: processAlive(%d, %d) = %v, want %v", c.name, c.pid, c.start, got, c.want)
+		}
+	}
+	// Killed and not reaped: a zombie, dead though its PID stays.
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+		t.Fatal(err)
+	}
+	if processAlive(pid, st.StartTime) {
+		t.Errorf("processAlive(%d) of a zombie = true, want false", pid)
+	}
+	reaped = true
+	_ = cmd.Wait()
+	if processAlive(pid, st.StartTime) {
+		t.Errorf("processAlive(%d) of a reaped process = true, want false", pid)
 	}
 }

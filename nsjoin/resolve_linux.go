@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/internal/procfs"
 	"github.com/runc-userns/runc-userns/internal/runc"
 )
 
@@ -244,14 +245,14 @@ func (p *initProc) check(start uint64) error {
 	if err != nil {
 		return fmt.Errorf("its init process %d has exited (%w)", p.pid, err)
 	}
-	ps, err := parseStat(b)
+	ps, err := procfs.ParseStat(b)
 	if err != nil {
 		return err
 	}
 	if ps.StartTime != start {
 		return fmt.Errorf("PID %d recorded in its runc state now belongs to another process (started at tick %d, the container's init at tick %d)", p.pid, ps.StartTime, start)
 	}
-	if ps.exited() {
+	if ps.Exited() {
 		return fmt.Errorf("its init process %d has exited (state %c)", p.pid, ps.State)
 	}
 	return nil

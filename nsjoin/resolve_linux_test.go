@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/internal/procfs"
 	"github.com/runc-userns/runc-userns/internal/runc"
 )
 
@@ -53,7 +54,7 @@ func spawn(t *testing.T, flags uintptr) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err := parseStat(b)
+	ps, err := procfs.ParseStat(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +455,7 @@ func waitState(t *testing.T, pid int, want byte) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ps, err := parseStat(b); err == nil && ps.State == want {
+		if ps, err := procfs.ParseStat(b); err == nil && ps.State == want {
 			return
 		}
 	}
