@@ -286,6 +286,7 @@ type creation struct {
 	join       *pidJoin       // a resolved container:<ID> reference
 	feat       *runc.Features // the real runtime's (plan)
 	marker     *os.File       // the locked in-flight marker (inflight.go)
+	staging    bool           // the container directory is a StageDir (stageContainerDir)
 	undo       []func() error
 }
 
@@ -437,7 +438,12 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 	var mods []modifier
 	// A container:<ID> reference first: joining the target's PID namespace
 	// decides the user namespace too (the target's), and may rule out one
-	// from the pool.
+	// from the pool. Its pins are mounts in the container directory.
+	if wantsPIDJoin(s, c.req) {
+		if err := c.stageContainerDir(); err != nil {
+			return nil, nil, err
+		}
+	}
 	join, err := c.resolvePIDJoin(s, c.req, c.root, c.lay.containerDir(c.root, c.id), !feat.NativeIdmap)
 	if err != nil {
 		return nil, nil, err
@@ -638,11 +644,10 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 		} else {
 			dst := c.lay.stagedMount(c.root, c.id, cd.Index)
 			if dir := filepath.Dir(dst); !made[dir] {
-				if err = mkdirTraversable(c.cfg.StateDir, dir); err != nil {
+				if err = c.stageContainerDir(); err != nil {
 					return nil, err
 				}
-				// One mount for all: detachStaged drops them at once.
-				if err = idmap.StageDir(dir); err != nil {
+				if err = mkdirTraversable(c.cfg.StateDir, dir); err != nil {
 					return nil, err
 				}
 				made[dir] = true
@@ -779,7 +784,7 @@ func (c *creation) ensurePin(owner string, alloc pool.Allocation, mapping []spec
 // idmapped lower layers. root is the pod root's host ID.
 func (c *creation) stageRootfs(src string, ns *os.File, root int) (string, error) {
 	staged := c.lay.stagedRootfs(c.root, c.id)
-	if err := mkdirTraversable(c.cfg.StateDir, filepath.Dir(staged)); err != nil {
+	if err := c.stageContainerDir(); err != nil {
 		return "", err
 	}
 	if err := os.Mkdir(staged, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
@@ -806,6 +811,27 @@ func (c *creation) stageRootfs(src string, ns *os.File, root int) (string, error
 		return "", fmt.Errorf("rootfs %s: %w", src, err)
 	}
 	return staged, nil
+}
+
+// stageContainerDir makes the container directory, once and before
+// anything is mounted below it, a mount of its own (idmap.StageDir): the
+// staged rootfs, bind mounts and overlay layers and a container:<ID>
+// target's pins all sit below it, and the create's tail detaches them
+// with one umount (detachStaged), which waits for one RCU grace period
+// rather than one for each staging directory.
+func (c *creation) stageContainerDir() error {
+	if c.staging {
+		return nil
+	}
+	dir := c.lay.containerDir(c.root, c.id)
+	if err := mkdirTraversable(c.cfg.StateDir, dir); err != nil {
+		return err
+	}
+	if err := idmap.StageDir(dir); err != nil {
+		return err
+	}
+	c.staging = true
+	return nil
 }
 
 // stagedEntries lists a container's staging mount points, the overlay (or
@@ -836,16 +862,21 @@ func (c *creation) chownRootfs(src, staged string, root int) error {
 }
 
 // detachStaged detaches a container's staging mounts (rootfs, bind
-// mounts, overlay layers); the files and directories stay. The bind mounts
-// and the layers sit on one mount each (idmap.StageDir), detached with
-// their contents in one umount. What an older create staged without
-// StageDir sits on its own mounts below a plain directory: thorough tries
-// every entry below each staging directory, for a leftover of any create;
-// without it, only the entries below a directory that was not a mount
-// (an umount of a plain directory fails at once, EINVAL, but a dozen of
-// them cost ~0.3 ms), which is enough on the tail of a create that
-// cleaned up first (plan).
+// mounts, overlay layers, a container:<ID> target's pins); the files and
+// directories stay. They all sit on the container directory's own mount
+// (stageContainerDir), detached with its contents in one umount. What an
+// older create staged sits on one mount for each staging directory
+// (rootfs, mounts, layers), or on its own mounts below a plain directory:
+// thorough tries each staging directory and every entry below it, for a
+// leftover of any create; without it, that runs only when the container
+// directory was not a mount (an umount of a plain directory fails at
+// once, EINVAL, but a dozen of them cost ~0.3 ms), which is enough on the
+// tail of a create that cleaned up first (plan).
 func detachStaged(lay layout, root, id string, thorough bool) error {
+	detached, err := idmap.DetachAll(lay.containerDir(root, id))
+	if err != nil || (detached && !thorough) {
+		return err
+	}
 	for _, dir := range stagingMounts(lay.containerDir(root, id)) {
 		nested := dir != lay.stagedRootfs(root, id) // the rootfs is one mount: nothing below it was staged
 		if err := detachStagingDir(dir, nested, thorough); err != nil {

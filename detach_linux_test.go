@@ -12,12 +12,14 @@ import (
 	"github.com/runc-userns/runc-userns/idmap"
 )
 
-// TestDetachStaged: whatever a create staged, with StageDir (one mount per
-// staging directory, the entries below it) or as an older create did (each
-// entry a mount of its own in a plain directory), nothing of it is mounted
-// once detachStaged returns, and the files and directories stay. A
-// StageDir over an older create's entries (a killed create's leftovers)
-// needs the thorough form.
+// TestDetachStaged: whatever a create staged, below the container
+// directory made a mount first (stageContainerDir: the rootfs, the entries,
+// a container:<ID> target's pin), with StageDir over each staging directory
+// (an older create's layout) or as still older creates did (each entry a
+// mount of its own in a plain directory), nothing of it is mounted once
+// detachStaged returns, and the files and directories stay. A StageDir
+// over an older create's entries (a killed create's leftovers) needs the
+// thorough form.
 func TestDetachStaged(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: bind mounts")
@@ -25,10 +27,17 @@ func TestDetachStaged(t *testing.T) {
 	cases := []struct {
 		name     string
 		older    bool // entries mounted one by one in a plain directory
+		cdir     bool // the container directory a StageDir before anything is mounted
+		cdirOver bool // the container directory a StageDir over what is mounted
 		stageDir bool // then a StageDir over the staging directories
 		stacked  bool // the rootfs mounted twice over itself
+		pin      bool // a file's bind in the container directory
 		thorough bool
 	}{
+		{name: "container directory staged", cdir: true},
+		{name: "container directory staged, stacked rootfs and a pin", cdir: true, stacked: true, pin: true},
+		{name: "container directory staged, thorough", cdir: true, pin: true, thorough: true},
+		{name: "container directory staged over an older create's entries, thorough", older: true, cdirOver: true, thorough: true},
 		{name: "StageDir", stageDir: true},
 		{name: "older create, an entry per mount", older: true},
 		{name: "StageDir, stacked rootfs", stageDir: true, stacked: true},
@@ -50,6 +59,11 @@ func TestDetachStaged(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { unmountBelow(t, base) })
+			if c.cdir {
+				if err := idmap.StageDir(cdir); err != nil {
+					t.Fatal(err)
+				}
+			}
 			bind := func(dst string) {
 				t.Helper()
 				if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
@@ -80,6 +94,23 @@ func TestDetachStaged(t *testing.T) {
 					}
 				}
 				entries()
+			}
+			if c.cdir && !c.older {
+				entries()
+			}
+			if c.pin {
+				pin := filepath.Join(cdir, "pidns")
+				if err := os.WriteFile(pin, nil, 0o444); err != nil {
+					t.Fatal(err)
+				}
+				if err := unix.Mount(filepath.Join(src, "file"), pin, "", unix.MS_BIND, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.cdirOver {
+				if err := idmap.StageDir(cdir); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if n := mountsBelow(t, cdir); n == 0 {
 				t.Fatal("nothing staged: the test set up nothing to detach")

@@ -1998,7 +1998,9 @@ static int remove_staged(const char *cdir)
 	for (i = 0; i < 3; i++)
 		if (!remove_path(path[i]))
 			return 0;
-	if (!remove_path(cdir))
+	/* The container directory is a mount of its own while a create
+	 * stages (stageContainerDir), until its tail detaches it. */
+	if (!detach_remove(cdir))
 		return 0;
 	/* The root's directory, if now empty. */
 	*strrchr(cdir, '/') = '\0';

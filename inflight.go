@@ -368,7 +368,7 @@ func sweepInflight(lay layout) (int, error) {
 			var cerr error
 			if dir, ok := lay.markerContainerDir(e.Name()); ok {
 				cerr = releasePIDJoin(dir)
-				for _, d := range stagingMounts(dir) {
+				for _, d := range append([]string{dir}, stagingMounts(dir)...) {
 					cerr = errors.Join(cerr, idmap.Detach(d))
 				}
 			}

@@ -62,8 +62,9 @@ func (l layout) markerContainerDir(name string) (string, bool) {
 }
 
 // stagingMounts are the mount points in a container directory that hold
-// its staging mounts: the rootfs, and the staging directories of its bind
-// mounts and overlay layers (idmap.StageDir).
+// its staging mounts: the rootfs, and the directories of its bind mounts
+// and overlay layers. The container directory itself is a mount too
+// (stageContainerDir); in an older create's layout the last two were.
 func stagingMounts(containerDir string) []string {
 	return []string{filepath.Join(containerDir, "rootfs"), filepath.Join(containerDir, "mounts"), filepath.Join(containerDir, "layers")}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
+	"github.com/runc-userns/runc-userns/idmap"
 	"github.com/runc-userns/runc-userns/internal/fault"
 	"github.com/runc-userns/runc-userns/internal/runc"
 	"github.com/runc-userns/runc-userns/pool"
@@ -324,6 +325,28 @@ func TestFastRelease(t *testing.T) {
 				writeFile(t, filepath.Join(src, "file"), "x")
 				for _, m := range [][2]string{
 					{src, lay.stagedMount(root, "sb", 7)},
+					{src, lay.stagedMount(root, "sb", 7)},
+					{filepath.Join(src, "file"), lay.stagedMount(root, "sb", 9)},
+					{src, filepath.Join(lay.layersDir(root, "sb"), "0")},
+				} {
+					if err := unix.Mount(m[0], m[1], "", unix.MS_BIND, ""); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}},
+		// A create of this layout killed before its tail: the container
+		// directory is a mount of its own (stageContainerDir), with the
+		// staging mounts below it.
+		{name: "the container directory still mounted", ids: []string{"sb"}, release: "sb", cOK: true,
+			prep: func(t *testing.T, stateDir, root string) {
+				lay := layout(stateDir)
+				if err := idmap.StageDir(lay.containerDir(root, "sb")); err != nil {
+					t.Fatal(err)
+				}
+				src := t.TempDir()
+				writeFile(t, filepath.Join(src, "file"), "x")
+				for _, m := range [][2]string{
+					{src, lay.stagedRootfs(root, "sb")},
 					{src, lay.stagedMount(root, "sb", 7)},
 					{filepath.Join(src, "file"), lay.stagedMount(root, "sb", 9)},
 					{src, filepath.Join(lay.layersDir(root, "sb"), "0")},

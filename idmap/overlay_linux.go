@@ -186,11 +186,12 @@ func WorkDir(o *Overlay) string {
 // recreates its work directory's "work" entry, which leaves the first
 // overlay's copy-up broken (EPERM) for writes through the original mount
 // (podman cp, nerdctl cp). Its own is WorkDir(o), beside o's.
+//
+// dst and layersDir must be below a StageDir (the layers are attached
+// private, and one umount of that directory detaches them with the
+// overlay).
 func StageOverlay(o *Overlay, dst, layersDir string, usernsFd, uid, gid int) error {
 	if err := os.MkdirAll(layersDir, 0o711); err != nil {
-		return err
-	}
-	if err := StageDir(layersDir); err != nil {
 		return err
 	}
 	lower := make([]string, len(o.Lower))
