@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/runc-userns/runc-userns/idmap"
 	"github.com/runc-userns/runc-userns/internal/procfs"
 	"github.com/runc-userns/runc-userns/pool"
 )
@@ -249,6 +250,43 @@ func TestSweepInflight(t *testing.T) {
 		if got := err == nil; got != kept {
 			t.Errorf("marker of %s kept: %v, want %v", id, got, kept)
 		}
+	}
+}
+
+// TestSweepInflightDetaches: a create of this layout killed before its
+// tail left its container directory mounted (stageContainerDir), the
+// rootfs below it: the sweep detaches both before it drops the marker.
+func TestSweepInflightDetaches(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: bind mounts")
+	}
+	lay, root := inflightEnv(t, "gone", false)
+	if err := os.MkdirAll(lay.inflightDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	claim := `{"owner":"pod","hostID":1,"size":65536,"root":"` + root + `","member":"gone"}`
+	if err := os.WriteFile(lay.inflight(root, "gone"), []byte(claim), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cdir := lay.containerDir(root, "gone")
+	if err := os.MkdirAll(lay.stagedRootfs(root, "gone"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unmountBelow(t, cdir) })
+	if err := idmap.StageDir(cdir); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(t.TempDir(), lay.stagedRootfs(root, "gone"), "", unix.MS_BIND, ""); err != nil {
+		t.Fatal(err)
+	}
+	if n := mountsBelow(t, cdir); n != 2 {
+		t.Fatalf("%d mounts below %s before the sweep, want 2", n, cdir)
+	}
+	if n, err := sweepInflight(lay); err != nil || n != 1 {
+		t.Fatalf("sweepInflight = %d, %v; want 1, nil", n, err)
+	}
+	if n := mountsBelow(t, cdir); n != 0 {
+		t.Errorf("%d mounts below %s after the sweep, want none", n, cdir)
 	}
 }
 
