@@ -124,10 +124,10 @@ func MountPropagating(src, dst string, usernsFd int, rec Recursion, propagation 
 // RCU grace period (0.1-0.3 ms here, a few ms at times), which each staged
 // mount, then each staging directory, paid one by one. It must come
 // before anything is mounted below dir: the clone does not take submounts
-// along, and would hide them. It is attached as the staged mounts are (open_tree clone +
-// move_mount), so it propagates to the peers of dir's parent and its
-// umount does too; it is then made private, so that nothing attached
-// below it propagates anywhere.
+// along, and would hide them. It is attached as the staged mounts are
+// (open_tree clone + move_mount), so it propagates to the peers of dir's
+// parent and its umount does too; it is then made private, so that
+// nothing attached below it propagates anywhere.
 func StageDir(dir string) error {
 	tree, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 	if err != nil {
