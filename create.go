@@ -369,6 +369,12 @@ func (c *creation) do(doc *oci.Document) int {
 		c.rollback()
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
 	}
+	// The pod's user namespace's holder exited soon after NewUserns
+	// returned (libuserns.newUserns): reap it and free its stack here,
+	// while runc is still starting on the other CPU, rather than after
+	// runc, where freeing the stack (a TLB shootdown across CPUs) cost the
+	// create's tail ~0.2 ms on the VM measured.
+	libuserns.ReapHolders()
 	var status int
 	if why := c.gateMisfit(); why == "" {
 		status = c.runGated()
@@ -384,9 +390,9 @@ func (c *creation) do(doc *oci.Document) int {
 		status = c.runIn(c.netjoin)
 	}
 	c.ph.mark("runc")
-	// The pod's user namespace's holder exited long ago: reap it here,
-	// off the path to runc (libuserns.newUserns). Without waiting: one
-	// still there is init's to reap once we exit.
+	// A holder that had not exited before runc started (mostly none: then
+	// this makes no system call). Without waiting: one still there is
+	// init's to reap once we exit.
 	libuserns.ReapHolders()
 	// runc holds its own copy of the staging mount once the container
 	// exists: drop ours now, so nothing of the container stays mounted on
