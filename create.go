@@ -401,7 +401,7 @@ func (c *creation) do(doc *oci.Document) int {
 	// working directory. Whether the range stays taken depends on whether
 	// runc still has the container (it does not after a failed create, nor
 	// after a foreground run without --keep).
-	if err := detachStaged(c.lay, c.root, c.id, false); err != nil {
+	if err := detachStaged(c.lay.containerDir(c.root, c.id), false); err != nil {
 		c.log.Warnf("container %s: %v", c.id, err)
 	}
 	// Likewise the pins of a container:<ID> target's namespaces: the
@@ -437,7 +437,7 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 	}
 	// What a killed create of this ID left mounted, before anything is
 	// staged again (at the tail only a fast detach runs: detachStaged).
-	if err := detachStaged(c.lay, c.root, c.id, true); err != nil {
+	if err := detachStaged(c.lay.containerDir(c.root, c.id), true); err != nil {
 		return nil, nil, err
 	}
 	c.undo = append(c.undo, func() error { return removeStaged(c.lay, c.root, c.id) })
@@ -633,7 +633,7 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 	var native []idmap.Candidate
 	staged := map[int]string{}
 	var skipped []string
-	made := map[string]bool{} // staging directories already made traversable
+	mountsDirMade := false // the bind mounts' staging directory, made traversable
 	for _, cd := range cands {
 		src := s.Mounts[cd.Index].Source
 		if !filepath.IsAbs(src) {
@@ -648,16 +648,16 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 				native = append(native, cd)
 			}
 		} else {
-			dst := c.lay.stagedMount(c.root, c.id, cd.Index)
-			if dir := filepath.Dir(dst); !made[dir] {
+			if !mountsDirMade {
 				if err = c.stageContainerDir(); err != nil {
 					return nil, err
 				}
-				if err = mkdirTraversable(c.cfg.StateDir, dir); err != nil {
+				if err = mkdirTraversable(c.cfg.StateDir, c.lay.mountsDir(c.root, c.id)); err != nil {
 					return nil, err
 				}
-				made[dir] = true
+				mountsDirMade = true
 			}
+			dst := c.lay.stagedMount(c.root, c.id, cd.Index)
 			if err = idmap.MountPropagating(src, dst, fd, cd.Recursion, cd.Propagation); err == nil {
 				staged[cd.Index] = dst
 			}
@@ -878,13 +878,13 @@ func (c *creation) chownRootfs(src, staged string, root int) error {
 // directory was not a mount (an umount of a plain directory fails at
 // once, EINVAL, but a dozen of them cost ~0.3 ms), which is enough on the
 // tail of a create that cleaned up first (plan).
-func detachStaged(lay layout, root, id string, thorough bool) error {
-	detached, err := idmap.DetachAll(lay.containerDir(root, id))
+func detachStaged(containerDir string, thorough bool) error {
+	detached, err := idmap.DetachAll(containerDir)
 	if err != nil || (detached && !thorough) {
 		return err
 	}
-	for _, dir := range stagingMounts(lay.containerDir(root, id)) {
-		nested := dir != lay.stagedRootfs(root, id) // the rootfs is one mount: nothing below it was staged
+	for i, dir := range stagingMounts(containerDir) {
+		nested := i > 0 // [0], the rootfs, is one mount: nothing below it was staged
 		if err := detachStagingDir(dir, nested, thorough); err != nil {
 			return err
 		}
@@ -915,7 +915,7 @@ func detachStagingDir(dir string, nested, thorough bool) error {
 // files and directories. Never os.RemoveAll: an entry could still be a
 // mount of the container's image or of a volume.
 func removeStaged(lay layout, root, id string) error {
-	if err := detachStaged(lay, root, id, true); err != nil {
+	if err := detachStaged(lay.containerDir(root, id), true); err != nil {
 		return err
 	}
 	entries, err := stagedEntries(lay, root, id)

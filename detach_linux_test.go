@@ -115,7 +115,7 @@ func TestDetachStaged(t *testing.T) {
 			if n := mountsBelow(t, cdir); n == 0 {
 				t.Fatal("nothing staged: the test set up nothing to detach")
 			}
-			if err := detachStaged(lay, root, id, c.thorough); err != nil {
+			if err := detachStaged(cdir, c.thorough); err != nil {
 				t.Fatalf("detachStaged: %v", err)
 			}
 			if n := mountsBelow(t, cdir); n != 0 {

@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/runc-userns/runc-userns/idmap"
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/procfs"
 	"github.com/runc-userns/runc-userns/pool"
@@ -367,10 +366,7 @@ func sweepInflight(lay layout) (int, error) {
 			// later gc to them.
 			var cerr error
 			if dir, ok := lay.markerContainerDir(e.Name()); ok {
-				cerr = releasePIDJoin(dir)
-				for _, d := range append([]string{dir}, stagingMounts(dir)...) {
-					cerr = errors.Join(cerr, idmap.Detach(d))
-				}
+				cerr = errors.Join(releasePIDJoin(dir), detachStaged(dir, true))
 			}
 			if cerr != nil {
 				errs = append(errs, fmt.Errorf("in-flight marker %s: what its create left: %w", path, cerr))

@@ -323,16 +323,12 @@ func TestFastRelease(t *testing.T) {
 				lay := layout(stateDir)
 				src := t.TempDir()
 				writeFile(t, filepath.Join(src, "file"), "x")
-				for _, m := range [][2]string{
+				bindEach(t, [][2]string{
 					{src, lay.stagedMount(root, "sb", 7)},
 					{src, lay.stagedMount(root, "sb", 7)},
 					{filepath.Join(src, "file"), lay.stagedMount(root, "sb", 9)},
 					{src, filepath.Join(lay.layersDir(root, "sb"), "0")},
-				} {
-					if err := unix.Mount(m[0], m[1], "", unix.MS_BIND, ""); err != nil {
-						t.Fatal(err)
-					}
-				}
+				})
 			}},
 		// A create of this layout killed before its tail: the container
 		// directory is a mount of its own (stageContainerDir), with the
@@ -345,16 +341,12 @@ func TestFastRelease(t *testing.T) {
 				}
 				src := t.TempDir()
 				writeFile(t, filepath.Join(src, "file"), "x")
-				for _, m := range [][2]string{
+				bindEach(t, [][2]string{
 					{src, lay.stagedRootfs(root, "sb")},
 					{src, lay.stagedMount(root, "sb", 7)},
 					{filepath.Join(src, "file"), lay.stagedMount(root, "sb", 9)},
 					{src, filepath.Join(lay.layersDir(root, "sb"), "0")},
-				} {
-					if err := unix.Mount(m[0], m[1], "", unix.MS_BIND, ""); err != nil {
-						t.Fatal(err)
-					}
-				}
+				})
 			}},
 		{name: "a claim for another root", ids: []string{"sb"}, release: "sb",
 			prep: func(t *testing.T, stateDir, root string) {
@@ -399,6 +391,16 @@ func TestFastRelease(t *testing.T) {
 				t.Errorf("%d mounts below the state dir after the C release, want none", n)
 			}
 		})
+	}
+}
+
+// bindEach bind-mounts each pair's source onto its target, in order.
+func bindEach(t *testing.T, pairs [][2]string) {
+	t.Helper()
+	for _, m := range pairs {
+		if err := unix.Mount(m[0], m[1], "", unix.MS_BIND, ""); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
