@@ -64,11 +64,17 @@ func topMountInfo(path string) (*mountEntry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read mountinfo: %w", err)
 	}
+	return topEntry(mounts), nil
+}
+
+// topEntry is the top one of mountinfo's entries at one mount point (the
+// last), nil if there are none.
+func topEntry(mounts []*mountinfo.Info) *mountEntry {
 	if len(mounts) == 0 {
-		return nil, nil
+		return nil
 	}
-	m := mounts[len(mounts)-1] // the top one
-	return &mountEntry{fsType: m.FSType, vfsOptions: m.VFSOptions, flags: mountFlags(m.Options)}, nil
+	m := mounts[len(mounts)-1]
+	return &mountEntry{fsType: m.FSType, vfsOptions: m.VFSOptions, flags: mountFlags(m.Options)}
 }
 
 // mountFlags picks out of a mount's per-mount options (mountinfo's sixth

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -55,45 +56,77 @@ func TestAttrFlags(t *testing.T) {
 // statmount(2) says what mountinfo says (filesystem type, super options,
 // the per-mount flags OverlayAt keeps). It needs a kernel with statmount
 // and its mount options (Linux 6.10); mounts it answers nothing for (no
-// options to report) must still leave enough compared.
+// options to report) must still leave enough compared. The comparison
+// runs in a private copy of the mount namespace: the other packages'
+// tests, run at the same time, mount and unmount in the host's, and a
+// mount gone between reading mountinfo and asking statmount failed it.
 func TestTopMountAtMatchesMountinfo(t *testing.T) {
 	if _, err := topMountAt("/"); errors.Is(err, errNoStatmount) {
 		t.Skip("statmount(2) with STATMOUNT_MNT_OPTS needs Linux >= 6.10")
 	}
-	all, err := mountinfo.GetMounts(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	top := map[string]*mountinfo.Info{}
-	for _, m := range all {
-		top[m.Mountpoint] = m // the last at a mount point is the top one
-	}
-	compared := 0
-	for point, m := range top {
-		if real, err := filepath.EvalSymlinks(point); err != nil || real != point {
-			continue // under a mount made later, or reached by a symlink
-		}
-		got, err := topMountAt(point)
-		if errors.Is(err, errNoStatmount) {
-			continue
-		}
-		if err != nil || got == nil {
-			t.Errorf("topMountAt(%s) = %v, %v; mountinfo has %s %q", point, got, err, m.FSType, m.VFSOptions)
-			continue
-		}
-		want, err := topMountInfo(point)
+	inFrozenMountNamespace(t, func() {
+		f, err := os.Open("/proc/thread-self/mountinfo")
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
-		if *got != *want {
-			t.Errorf("%s: statmount says %+v, mountinfo %+v", point, *got, *want)
+		all, err := mountinfo.GetMountsFromReader(f, nil)
+		f.Close()
+		if err != nil {
+			t.Error(err)
+			return
 		}
-		compared++
-	}
-	t.Logf("%d of %d mount points compared", compared, len(top))
-	if compared < 3 {
-		t.Fatalf("only %d of %d mount points compared", compared, len(top))
-	}
+		at := map[string][]*mountinfo.Info{}
+		for _, m := range all {
+			at[m.Mountpoint] = append(at[m.Mountpoint], m)
+		}
+		compared := 0
+		for point, mounts := range at {
+			if real, err := filepath.EvalSymlinks(point); err != nil || real != point {
+				continue // under a mount made later, or reached by a symlink
+			}
+			got, err := topMountAt(point)
+			if errors.Is(err, errNoStatmount) {
+				continue
+			}
+			want := topEntry(mounts)
+			if err != nil || got == nil {
+				t.Errorf("topMountAt(%s) = %v, %v; mountinfo has %s %q", point, got, err, want.fsType, want.vfsOptions)
+				continue
+			}
+			if *got != *want {
+				t.Errorf("%s: statmount says %+v, mountinfo %+v", point, *got, *want)
+			}
+			compared++
+		}
+		t.Logf("%d of %d mount points compared", compared, len(at))
+		if compared < 3 {
+			t.Errorf("only %d of %d mount points compared", compared, len(at))
+		}
+	})
+}
+
+// inFrozenMountNamespace runs f on a thread of its own in a private copy
+// of this process's mount namespace, which no mount or unmount elsewhere
+// reaches. The thread is never unlocked, so it exits with the namespace.
+// f reports with t.Error, not t.Fatal: it runs off the test's goroutine.
+func inFrozenMountNamespace(t *testing.T, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+			t.Errorf("unshare(CLONE_NEWNS): %v", err)
+			return
+		}
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			t.Errorf("make the namespace's copy private: %v", err)
+			return
+		}
+		f()
+	}()
+	<-done
 }
 
 // TestOverlayAtStatmount: an overlay with several lower layers, options
