@@ -50,7 +50,8 @@
  *
  * When the Go code is to handle the call, the constructor also maps the
  * binary's code and data into the page tables in one call each
- * (prefault_image below) before the Go runtime starts.
+ * (prefault_image below) before the Go runtime starts, where a page fault
+ * is dear (populate_linux.c).
  *
  * The price: with cgo linked in, the Go runtime starts through the C
  * library (musl, Makefile's BUILD_CC) and makes its threads with
@@ -2591,6 +2592,10 @@ static void gate_create(const char *runtime, char **argv, char **envp, const str
  */
 #define FP_BSS_PREFAULT (256L << 10)
 
+/* populate_linux.c: whether to map in ahead, decided once. */
+extern int populate;
+void populate_decide(const char *env);
+
 /* prefault_image's work on the executable's program headers. */
 static int prefault_segments(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -2639,7 +2644,9 @@ static int prefault_segments(struct dl_phdr_info *info, size_t size, void *arg)
  *
  * Only a hint: a kernel before 5.14 answers EINVAL, and any error leaves
  * the pages to be faulted in as before. The fast path's exec does not
- * call it, since runc replaces this image at once.
+ * call it, since runc replaces this image at once; nor does a process
+ * where a fault costs about what populating a page does (populate_linux.c):
+ * there it only adds the pages never touched.
  */
 static void prefault_image(void)
 {
@@ -2727,7 +2734,11 @@ static void fastpath(int argc, char **argv, char **envp)
 	argv[0] = self;
 	free(state);
 out:
-	prefault_image();
+	/* Where a fault is dear, the Go runtime's memory and the image are
+	 * mapped in ahead (populate_linux.c). */
+	populate_decide(envp ? fp_getenv(envp, "RUNC_USERNS_POPULATE") : NULL);
+	if (populate)
+		prefault_image();
 	/*
 	 * The Go code handles the call. Its threads come from pthread_create
 	 * and barely use malloc (cgo's thread start-up does): one arena for

@@ -34,6 +34,17 @@
  * page by page, while small pages come from recently freed, still backed
  * ones (bench/README, fourteenth round).
  *
+ * Only where a fault is dear. The figures above are one VM's. On another
+ * of this project's machines (2026-11-27) a fault on a fresh anonymous
+ * page cost 1.4 us and populating one 1.2 us: mapping in every page paid
+ * for the pages the process never touches, and a pooled create ran 1.5 ms
+ * slower with it than without (bench/README, twenty-second round). So the
+ * constructor times three faults on fresh pages first (fault_cost_ns:
+ * ~5 us of its time there, ~50 us where faults are dear) and populates
+ * only where the cheapest cost POPULATE_FAULT_NS or more
+ * (populate_wanted); RUNC_USERNS_POPULATE=1 or 0 in the environment
+ * decides instead (the tests, and an operator comparing both).
+ *
  * Only a hint: MAP_POPULATE never changes what a page holds (a populated
  * anonymous page reads as zero, as a faulted-in one does), and the kernel
  * ignores a failure to populate. The runtime counts this memory as
@@ -58,9 +69,13 @@
  * PIE, sits at a fixed address anyway.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
 
 /* The largest map populated: MAP_FIXED (the heap's growth unit,
  * pallocChunkBytes), and any other (persistentChunkSize). */
@@ -74,7 +89,21 @@
 #define POPULATE_CHUNK_HEAD POPULATE_FIXED_MAX
 #endif
 
+/* A page fault at least this dear (ns) makes mapping in ahead pay: 14-22
+ * us on the VM the figures above come from, 1.4 us on the later one,
+ * ~0.25 us on bare metal. */
+#define POPULATE_FAULT_NS 5000
+
+/* populate: whether maps are mapped in as they are made; the constructor
+ * sets it (populate_decide) before the Go runtime maps anything. */
+int populate = 1;
+/* populate_fault_ns: the fault's cost populate_decide measured (-1: none). */
+long populate_fault_ns = -1;
+
 size_t populate_len(size_t len, int prot, int flags);
+int populate_wanted(const char *env, long fault_ns);
+long fault_cost_ns(void);
+void populate_decide(const char *env);
 void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 
@@ -96,9 +125,66 @@ size_t populate_len(size_t len, int prot, int flags)
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
 
+/* populate_wanted: whether to map in, from RUNC_USERNS_POPULATE's value
+ * (NULL: unset) and the cost of a page fault in ns (< 0: not measured). */
+int populate_wanted(const char *env, long fault_ns)
+{
+	if (env && strcmp(env, "1") == 0)
+		return 1;
+	if (env && strcmp(env, "0") == 0)
+		return 0;
+	return fault_ns < 0 || fault_ns >= POPULATE_FAULT_NS;
+}
+
+static long elapsed_ns(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000000000L + (b->tv_nsec - a->tv_nsec);
+}
+
+/* fault_cost_ns: the cheapest of three first writes to fresh anonymous
+ * pages (the first page's write, which also allocates the page table, is
+ * not timed); -1 if it cannot tell. The cheapest, so that an interrupt
+ * during one of them does not count. */
+long fault_cost_ns(void)
+{
+	long page = sysconf(_SC_PAGESIZE), best = LONG_MAX;
+	struct timespec a, b;
+	char *p;
+	int i;
+
+	if (page <= 0)
+		return -1;
+	p = __real_mmap(NULL, 4 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	*(volatile char *)p = 1;
+	for (i = 1; i < 4; i++) {
+		if (clock_gettime(CLOCK_MONOTONIC, &a) != 0)
+			break;
+		*(volatile char *)(p + i * page) = 1;
+		if (clock_gettime(CLOCK_MONOTONIC, &b) != 0)
+			break;
+		if (elapsed_ns(&a, &b) < best)
+			best = elapsed_ns(&a, &b);
+	}
+	munmap(p, 4 * (size_t)page);
+	return best == LONG_MAX ? -1 : best;
+}
+
+/* populate_decide sets populate for this process, from
+ * RUNC_USERNS_POPULATE's value env (NULL: unset), measuring a fault only
+ * when env does not decide. */
+void populate_decide(const char *env)
+{
+	int set = env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0);
+
+	populate_fault_ns = set ? -1 : fault_cost_ns();
+	populate = populate_wanted(env, populate_fault_ns);
+}
+
 void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	size_t n = populate_len(len, prot, flags);
+	size_t n = populate ? populate_len(len, prot, flags) : 0;
 	void *p;
 
 	if (n == len)

@@ -13,6 +13,10 @@ package main
 #include <unistd.h>
 
 size_t populate_len(size_t len, int prot, int flags);
+int populate_wanted(const char *env, long fault_ns);
+long fault_cost_ns(void);
+extern int populate;
+extern long populate_fault_ns;
 
 // populate_probe maps len bytes with prot and flags through the wrapped
 // mmap (a MAP_FIXED map over a reservation of its own, as the Go runtime
@@ -53,7 +57,10 @@ static long populate_probe(size_t len, int prot, int flags)
 */
 import "C"
 
-import "syscall"
+import (
+	"syscall"
+	"unsafe"
+)
 
 // populateProbe maps size bytes with prot and flags as the Go runtime
 // would and returns how many of its pages were resident before any was
@@ -70,4 +77,39 @@ func populateProbe(size, prot, flags int) (int, error) {
 // the start of such a map it maps in.
 func populateLen(size, prot, flags int) int {
 	return int(C.populate_len(C.size_t(size), C.int(prot), C.int(flags)))
+}
+
+// populateWanted is the constructor's decision, for the tests: env is
+// RUNC_USERNS_POPULATE's value (nil: unset), faultNS a fault's cost (< 0:
+// not measured).
+func populateWanted(env *string, faultNS int) bool {
+	var cenv *C.char
+	if env != nil {
+		cenv = C.CString(*env)
+		defer C.free(unsafe.Pointer(cenv))
+	}
+	return C.populate_wanted(cenv, C.long(faultNS)) != 0
+}
+
+// faultCostNS is what the constructor measures: the cheapest of three
+// faults on fresh pages, in ns (-1: it could not tell).
+func faultCostNS() int {
+	return int(C.fault_cost_ns())
+}
+
+// populateDecided is what the constructor decided for this process, and
+// the fault's cost it measured to decide (-1: the environment decided).
+func populateDecided() (on bool, faultNS int) {
+	return C.populate != 0, int(C.populate_fault_ns)
+}
+
+// setPopulate sets whether the wrapped mmap maps in, for the tests, and
+// returns what it was.
+func setPopulate(on bool) bool {
+	was := C.populate != 0
+	C.populate = 0
+	if on {
+		C.populate = 1
+	}
+	return was
 }

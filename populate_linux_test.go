@@ -12,11 +12,57 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// TestPopulateWanted: RUNC_USERNS_POPULATE=1 or 0 decides; otherwise a
+// fault as dear as on the VM the figures come from (14-22 us) maps in, one
+// as cheap as on the later machine (1.4 us) or bare metal does not, and a
+// fault that could not be timed keeps the old behaviour.
+func TestPopulateWanted(t *testing.T) {
+	str := func(s string) *string { return &s }
+	for _, tc := range []struct {
+		name    string
+		env     *string
+		faultNS int
+		want    bool
+	}{
+		{"unset, dear faults", nil, 18000, true},
+		{"unset, at the threshold", nil, 5000, true},
+		{"unset, cheap faults", nil, 1400, false},
+		{"unset, bare metal", nil, 250, false},
+		{"unset, not measured", nil, -1, true},
+		{"1 with cheap faults", str("1"), 1400, true},
+		{"1 not measured", str("1"), -1, true},
+		{"0 with dear faults", str("0"), 18000, false},
+		{"0 not measured", str("0"), -1, false},
+		{"empty: measured", str(""), 1400, false},
+		{"other value: measured", str("yes"), 18000, true},
+		{"other value, cheap faults", str("true"), 1400, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := populateWanted(tc.env, tc.faultNS); got != tc.want {
+				t.Errorf("populateWanted(%v, %d) = %v, want %v", tc.env, tc.faultNS, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFaultCostNS: the constructor's measurement gives a cost, not its
+// "could not tell" (-1), and one no fault takes (a second).
+func TestFaultCostNS(t *testing.T) {
+	for range 3 {
+		if ns := faultCostNS(); ns <= 0 || ns >= 1e9 {
+			t.Fatalf("faultCostNS() = %d ns, want a fault's cost", ns)
+		}
+	}
+}
+
 // TestPopulate: the maps the Go runtime uses at once come back resident
 // from the wrapped mmap (a heap chunk its head only, when the heap grows
 // from a chunk's start); sparse ones, stacks, shared, read-only and
-// inaccessible ones do not.
+// inaccessible ones do not. Nothing comes back resident where the
+// constructor found faults cheap.
 func TestPopulate(t *testing.T) {
+	was := setPopulate(true)
+	t.Cleanup(func() { setPopulate(was) })
 	page := os.Getpagesize()
 	chunk := 4 << 20
 	if heapFromChunkStart {
@@ -53,11 +99,20 @@ func TestPopulate(t *testing.T) {
 			if want := tc.populated / page; resident != want {
 				t.Errorf("%d of %d pages resident before any touch, want %d", resident, (tc.size+page-1)/page, want)
 			}
+			if tc.populated == 0 {
+				return
+			}
+			setPopulate(false)
+			defer setPopulate(true)
+			if resident, err := populateProbe(tc.size, tc.prot, tc.flags); err != nil || resident != 0 {
+				t.Errorf("with populate off: %d pages resident before any touch (err %v), want 0", resident, err)
+			}
 		})
 	}
 }
 
-// TestPopulateHeap: a young process's Go heap came from the wrapped mmap.
+// TestPopulateHeap: a young process's Go heap came from the wrapped mmap
+// (populating: RUNC_USERNS_POPULATE=1).
 // With a random heap base, the end of the 4 MiB chunk that holds a fresh
 // allocation is resident though nothing was allocated there yet. With the
 // heap from its first chunk's start, the last pages of that chunk's
@@ -69,7 +124,7 @@ func TestPopulate(t *testing.T) {
 func TestPopulateHeap(t *testing.T) {
 	if os.Getenv("RUNC_USERNS_TEST_POPULATE_HEAP") != "1" {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestPopulateHeap$", "-test.v")
-		cmd.Env = append(os.Environ(), "RUNC_USERNS_TEST_POPULATE_HEAP=1")
+		cmd.Env = append(os.Environ(), "RUNC_USERNS_TEST_POPULATE_HEAP=1", "RUNC_USERNS_POPULATE=1")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%v: %v\n%s", cmd, err, out)
 		}

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"errors"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,14 +14,73 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// TestPopulateDecided: the constructor of a fresh process of this test
+// binary decided as RUNC_USERNS_POPULATE says, without timing a fault;
+// unset, it timed one and decided by its cost (populate_wanted).
+func TestPopulateDecided(t *testing.T) {
+	if env, ok := os.LookupEnv("RUNC_USERNS_TEST_POPULATE_DECIDED"); ok {
+		on, ns := populateDecided()
+		switch env {
+		case "0", "1":
+			if on != (env == "1") || ns != -1 {
+				t.Fatalf("RUNC_USERNS_POPULATE=%s: populate %v, fault timed at %d ns; want %v, not timed", env, on, ns, env == "1")
+			}
+		default:
+			if ns <= 0 || on != populateWanted(nil, ns) {
+				t.Fatalf("RUNC_USERNS_POPULATE unset: populate %v after a fault timed at %d ns", on, ns)
+			}
+			t.Logf("a fault costs %d ns here: populate %v", ns, on)
+		}
+		return
+	}
+	for _, env := range []string{"unset", "0", "1"} {
+		t.Run(env, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestPopulateDecided$", "-test.v")
+			cmd.Env = append(os.Environ(), "RUNC_USERNS_TEST_POPULATE_DECIDED="+env)
+			if env != "unset" {
+				cmd.Env = append(cmd.Env, "RUNC_USERNS_POPULATE="+env)
+			} else {
+				cmd.Env = withoutEnv(cmd.Env, "RUNC_USERNS_POPULATE")
+			}
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v: %v\n%s", cmd, err, out)
+			}
+			t.Logf("%s", out)
+		})
+	}
+}
+
+// withoutEnv is env without name's entries.
+func withoutEnv(env []string, name string) []string {
+	var out []string
+	for _, e := range env {
+		if !strings.HasPrefix(e, name+"=") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // TestPrefaultImage: the constructor (prefault_image in fastpath_linux.c)
-// ran before this test binary's Go runtime did, as it does before ours on
-// every Go-path call. Every page of the binary's code, read-only data and
-// data is then in the page tables, used or not: a mapping's Rss is its
-// Size. Without it, code is mapped as it runs, 16 pages a fault.
+// runs before a test binary's Go runtime does, as it does before ours on
+// every Go-path call. Where it populates (RUNC_USERNS_POPULATE=1 here; a
+// machine where faults are dear decides so by itself) every page of the
+// binary's code, read-only data and data is then in the page tables, used
+// or not: a mapping's Rss is its Size. Without it, code is mapped as it
+// runs, 16 pages a fault (or a large folio). In a fresh process of this
+// test binary.
 func TestPrefaultImage(t *testing.T) {
 	if err := unix.Madvise(make([]byte, os.Getpagesize()), unix.MADV_POPULATE_READ); errors.Is(err, unix.EINVAL) {
 		t.Skip("MADV_POPULATE_READ needs Linux >= 5.14")
+	}
+	if os.Getenv("RUNC_USERNS_TEST_PREFAULT") != "1" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestPrefaultImage$", "-test.v")
+		cmd.Env = append(os.Environ(), "RUNC_USERNS_TEST_PREFAULT=1", "RUNC_USERNS_POPULATE=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", cmd, err, out)
+		}
+		return
 	}
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
