@@ -287,7 +287,20 @@ type creation struct {
 	feat       *runc.Features // the real runtime's (plan)
 	marker     *os.File       // the locked in-flight marker (inflight.go)
 	staging    bool           // the container directory is a StageDir (stageContainerDir)
+	podLine    string         // the pod's info line, logged once runc is on its way (logPod)
 	undo       []func() error
+}
+
+// logPod logs the pod's info line, once: when runc is let through the
+// gate or started. Logging is the first use of logrus's JSON encoding in
+// the process (~0.3 ms on the VM measured, 2026-11-27), which runc at the
+// gate would otherwise wait for; the line is held with the others until
+// the create succeeds, so where it is logged changes nothing in the file.
+func (c *creation) logPod() {
+	if c.podLine != "" {
+		c.log.Info(c.podLine)
+		c.podLine = ""
+	}
 }
 
 func (c *creation) rollback() {
@@ -349,7 +362,7 @@ func (c *creation) do(doc *oci.Document) int {
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
 	}
 	if c.want {
-		c.log.Infof("container %s: pod %s runs in user namespace %s, uid/gid 0-%d -> host %d-%d, rootfs idmapped at %s", c.id, stamp.Owner, stamp.UsernsPath, stamp.Size-1, stamp.HostID, uint64(stamp.HostID)+uint64(stamp.Size)-1, stamp.Staged)
+		c.podLine = fmt.Sprintf("container %s: pod %s runs in user namespace %s, uid/gid 0-%d -> host %d-%d, rootfs idmapped at %s", c.id, stamp.Owner, stamp.UsernsPath, stamp.Size-1, stamp.HostID, uint64(stamp.HostID)+uint64(stamp.Size)-1, stamp.Staged)
 	}
 
 	// A user namespace (ours, or a joined pod's) whose runtime might
@@ -1077,6 +1090,7 @@ func (c *creation) runGated() int {
 	}
 	// runc is through the gate from here on: never killed for what follows.
 	gated = nil
+	c.logPod()
 	// A writer of our own until runc has exited: runc may reach its open
 	// after ours, and a FIFO without writers reads as ended. (It cannot
 	// fail for want of a reader; for want of a descriptor, runc's lines
