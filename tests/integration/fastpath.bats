@@ -17,10 +17,23 @@ setup() {
 }
 
 teardown() {
-	# A test that failed while it held the pool's lock (hold_pool_lock).
+	# A test that failed while it held the pool's lock (hold_pool_lock):
+	# its holder's loop ends on the unlock file (killing flock would leave
+	# the loop holding the lock), and a create of gated_create that waited
+	# for the lock goes on; it gets 10 s to finish, so that teardown_env
+	# deletes its container, before it is killed (its runc at the gate
+	# with it: PR_SET_PDEATHSIG).
 	if [ -n "${LOCK_HOLDER:-}" ]; then
-		kill "$LOCK_HOLDER" 2>/dev/null || true
+		touch "$TESTDIR/unlock"
 		wait "$LOCK_HOLDER" 2>/dev/null || true
+	fi
+	if [ -n "${WPID:-}" ]; then
+		for _ in $(seq 200); do
+			kill -0 "$WPID" 2>/dev/null || break
+			sleep 0.05
+		done
+		kill "$WPID" 2>/dev/null || true
+		wait "$WPID" 2>/dev/null || true
 	fi
 	teardown_env
 }
