@@ -460,8 +460,11 @@ go_path_taken() {
 # release_pool_lock: the Go code of a pooled create waits for it (the state
 # dir and pool made by a create and delete first).
 hold_pool_lock() {
-	start_container "$(pooled_bundle warm)" warm
-	wrapper delete --force warm
+	rm -f "$TESTDIR/locked" "$TESTDIR/unlock"
+	if [ ! -d "$TESTDIR/warm" ]; then
+		start_container "$(pooled_bundle warm)" warm
+		wrapper delete --force warm
+	fi
 	flock "$STATE_DIR/pool.lock" sh -c "touch '$TESTDIR/locked'; while [ ! -e '$TESTDIR/unlock' ]; do sleep 0.05; done" &
 	LOCK_HOLDER=$!
 	for i in $(seq 100); do
@@ -484,13 +487,19 @@ netns_inode() { stat -L -c %i "$1"; }
 # inside a pod's network namespace made elsewhere).
 runc_before_1_3() { [[ "$("$REAL_RUNC" --version | awk 'NR == 1 {print $3}')" == 1.[012].* ]]; }
 
-# gated_create ID BUNDLE: create ID in the background (--debug, --log
-# $TESTDIR/log), the wrapper's pid in WPID, its runc's at the gate in RPID.
+# gated_create ID BUNDLE [CMD...]: create ID in the background (--debug,
+# --log $TESTDIR/log), run through CMD if given (taskset, say), the
+# wrapper's pid in WPID, its runc's at the gate in RPID.
 gated_create() {
-	"$WRAPPER" --root "$RUNC_ROOT" --debug --log "$TESTDIR/log" --log-format json create --bundle "$2" "$1" </dev/null >"$TESTDIR/$1.out" 2>&1 &
+	local id=$1 b=$2
+	shift 2
+	"$@" "$WRAPPER" --root "$RUNC_ROOT" --debug --log "$TESTDIR/log" --log-format json create --bundle "$b" "$id" </dev/null >"$TESTDIR/$id.out" 2>&1 &
 	WPID=$!
 	RPID=$(gated_runc "$WPID")
 }
+
+# cpus_of PID: the CPUs process PID may run on (Cpus_allowed_list).
+cpus_of() { awk '/^Cpus_allowed_list:/ {print $2}' "/proc/$1/status"; }
 
 # gated_netns_create ID: a pooled create of ID that joins a network
 # namespace made elsewhere ($TESTDIR/netns) by path, as a CRI pod's does,
@@ -546,6 +555,11 @@ gated_runc() {
 	kill -0 "$RPID"
 	[ ! -e "$RUNC_ROOT/c1" ]
 	run -1 grep -F runc-userns.io/stamp "$b/config.json"
+	# The constructor's vfork child took its CPU out of the wrapper's
+	# mask for the wake-up (leave_cpu); the wrapper put its mask back
+	# before the Go runtime started, and runc's was never changed.
+	[ "$(cpus_of "$WPID")" = "$(cpus_of $$)" ]
+	[ "$(cpus_of "$RPID")" = "$(cpus_of $$)" ]
 	release_pool_lock
 	gated_create_done c1
 	grep -q "container c1: runc (pid $RPID) started before the Go runtime, at the gate until the spec was written" "$TESTDIR/log"
@@ -558,6 +572,26 @@ gated_runc() {
 	run -0 wrapper delete --force c1
 	[ "$(pool_json | jq length)" = 0 ]
 	[ -z "$(find "$STATE_DIR" -maxdepth 1 -name '.gate-*')" ]
+}
+
+@test "a gated create keeps a caller's CPU mask: the wrapper's, runc's and the container's" {
+	local one
+	one=$(cpus_of $$ | cut -d, -f1 | cut -d- -f1)
+	for mask in "$(cpus_of $$)" "$one"; do
+		hold_pool_lock
+		b=$(pooled_bundle "m$one$RANDOM")
+		id=$(basename "$b")
+		gated_create "$id" "$b" taskset -c "$mask"
+		[ "$(cpus_of "$WPID")" = "$mask" ]
+		[ "$(cpus_of "$RPID")" = "$mask" ]
+		release_pool_lock
+		gated_create_done "$id"
+		grep -q "container $id: runc (pid $RPID) started before the Go runtime" "$TESTDIR/log"
+		wrapper start "$id"
+		[ "$(cpus_of "$(wrapper state "$id" | jq .pid)")" = "$mask" ]
+		run -0 wrapper delete --force "$id"
+	done
+	[ "$(pool_json | jq length)" = 0 ]
 }
 
 @test "a pooled create that joins a network namespace by path (a CRI pod's) starts runc behind the gate: inside that namespace for runc < 1.3" {
