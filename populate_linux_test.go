@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -123,11 +124,7 @@ func TestPopulate(t *testing.T) {
 // scavenger.
 func TestPopulateHeap(t *testing.T) {
 	if os.Getenv("RUNC_USERNS_TEST_POPULATE_HEAP") != "1" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestPopulateHeap$", "-test.v")
-		cmd.Env = append(os.Environ(), "RUNC_USERNS_TEST_POPULATE_HEAP=1", "RUNC_USERNS_POPULATE=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", cmd, err, out)
-		}
+		inFreshProcess(t, append(os.Environ(), "RUNC_USERNS_TEST_POPULATE_HEAP=1", "RUNC_USERNS_POPULATE=1"))
 		return
 	}
 	const chunk = 4 << 20
@@ -187,4 +184,18 @@ func TestPopulateHeap(t *testing.T) {
 		return
 	}
 	t.Fatalf("no heap chunk mapped at or after %p", p)
+}
+
+// inFreshProcess runs the calling test again in a new process of this test
+// binary with environment env, whose constructor and Go runtime start as
+// ours do on every call, and fails t with its output if it fails there.
+func inFreshProcess(t *testing.T, env []string) []byte {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+strings.SplitN(t.Name(), "/", 2)[0]+"$", "-test.v")
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %v\n%s", cmd, err, out)
+	}
+	return out
 }

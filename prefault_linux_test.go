@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"errors"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,18 +34,11 @@ func TestPopulateDecided(t *testing.T) {
 	}
 	for _, env := range []string{"unset", "0", "1"} {
 		t.Run(env, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestPopulateDecided$", "-test.v")
-			cmd.Env = append(os.Environ(), "RUNC_USERNS_TEST_POPULATE_DECIDED="+env)
+			e := append(withoutEnv(os.Environ(), "RUNC_USERNS_POPULATE"), "RUNC_USERNS_TEST_POPULATE_DECIDED="+env)
 			if env != "unset" {
-				cmd.Env = append(cmd.Env, "RUNC_USERNS_POPULATE="+env)
-			} else {
-				cmd.Env = withoutEnv(cmd.Env, "RUNC_USERNS_POPULATE")
+				e = append(e, "RUNC_USERNS_POPULATE="+env)
 			}
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("%v: %v\n%s", cmd, err, out)
-			}
-			t.Logf("%s", out)
+			t.Logf("%s", inFreshProcess(t, e))
 		})
 	}
 }
@@ -75,11 +67,7 @@ func TestPrefaultImage(t *testing.T) {
 		t.Skip("MADV_POPULATE_READ needs Linux >= 5.14")
 	}
 	if os.Getenv("RUNC_USERNS_TEST_PREFAULT") != "1" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestPrefaultImage$", "-test.v")
-		cmd.Env = append(os.Environ(), "RUNC_USERNS_TEST_PREFAULT=1", "RUNC_USERNS_POPULATE=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", cmd, err, out)
-		}
+		inFreshProcess(t, append(os.Environ(), "RUNC_USERNS_TEST_PREFAULT=1", "RUNC_USERNS_POPULATE=1"))
 		return
 	}
 	exe, err := os.Readlink("/proc/self/exe")
