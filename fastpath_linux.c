@@ -2553,7 +2553,6 @@ static void restore_cpus(void)
 {
 	if (cpus_moved)
 		sched_setaffinity(0, sizeof start_cpus, &start_cpus);
-	cpus_moved = 0;
 }
 
 /*

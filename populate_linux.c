@@ -125,14 +125,25 @@ size_t populate_len(size_t len, int prot, int flags)
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
 
-/* populate_wanted: whether to map in, from RUNC_USERNS_POPULATE's value
- * (NULL: unset) and the cost of a page fault in ns (< 0: not measured). */
-int populate_wanted(const char *env, long fault_ns)
+/* populate_env: what RUNC_USERNS_POPULATE's value (NULL: unset) decides:
+ * 1 or 0, or -1 when it leaves it to a fault's cost. */
+static int populate_env(const char *env)
 {
 	if (env && strcmp(env, "1") == 0)
 		return 1;
 	if (env && strcmp(env, "0") == 0)
 		return 0;
+	return -1;
+}
+
+/* populate_wanted: whether to map in, from RUNC_USERNS_POPULATE's value
+ * (NULL: unset) and the cost of a page fault in ns (< 0: not measured). */
+int populate_wanted(const char *env, long fault_ns)
+{
+	int decided = populate_env(env);
+
+	if (decided >= 0)
+		return decided;
 	return fault_ns < 0 || fault_ns >= POPULATE_FAULT_NS;
 }
 
@@ -180,9 +191,7 @@ long fault_cost_ns(void)
  * when env does not decide. */
 void populate_decide(const char *env)
 {
-	int set = env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0);
-
-	populate_fault_ns = set ? -1 : fault_cost_ns();
+	populate_fault_ns = populate_env(env) < 0 ? fault_cost_ns() : -1;
 	populate = populate_wanted(env, populate_fault_ns);
 }
 

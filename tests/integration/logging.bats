@@ -139,7 +139,6 @@ one_json_error() {
 	create_logged "$TESTDIR/gated.log" json "$b3" gated
 	[ "$status" = 0 ]
 	[ "$(jq -s 'map(select(.level == "info" and (.msg | test("^container gated: pod gated runs in user namespace ")))) | length' "$TESTDIR/gated.log")" = 1 ]
-	run -0 wrapper --debug --log "$TESTDIR/gated-debug.log" --log-format json delete -f gated
 	b4=$(pooled_bundle gated2)
 	wrapper --debug --log "$TESTDIR/gated2.log" --log-format json create --bundle "$b4" gated2 </dev/null >/dev/null 2>&1
 	jq -se 'map(select(.msg | contains("started before the Go runtime, at the gate"))) | length == 1' "$TESTDIR/gated2.log"
