@@ -3,10 +3,13 @@
 # writes bench/results/<time>.md (tables) and .jsonl (every measurement);
 # section 6 runs bench/cri.bats under a private containerd.
 # Performance is reported, never asserted: this never fails on a slow
-# machine. BENCH_N rounds (default 40), interleaved, after 5 warm-up rounds.
+# machine. BENCH_N rounds (default 40), interleaved, after 5 warm-up rounds;
+# the lifecycle table 5 x BENCH_N (its rounds spread over 2-3x their
+# median on a VM: 40 of them left a median uncertain by 1-2 ms).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${BENCH_N:-40}
+LN=$((N * 5))
 UPSTREAM=${RUNC_UPSTREAM:-$PWD/.cache/runc-v1.5.2/runc}
 W=$PWD/bin/runc-userns
 mkdir -p bench/results
@@ -106,12 +109,13 @@ fi
 	echo
 	echo "Machine: $(nproc) cores, $(uname -r), $(/usr/sbin/runc --version | sed -n 1p)$( [ -x "$UPSTREAM" ] && echo ", upstream $("$UPSTREAM" --version | sed -n 1p)")."
 	echo "Load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)."
-	echo "Medians of $N interleaved rounds after 5 warm-up rounds; ratios against the first row, measured in the same run."
+	echo "Medians of $LN interleaved rounds after 5 warm-up rounds; ratios against the first row, measured in the same run;"
+	echo "\"paired Δ\": the median, over the rounds, of a variant's time minus plain runc's in the same round, with its 95% confidence interval."
 	echo "\`execwrap\` is a Go program that only execs runc (bench/execwrap). Stretch target: runc-userns at most +1.5 ms in the \"vs execwrap\" column."
 	echo
 	echo "## 1. Lifecycle: create + start + wait + delete of a busybox \`true\`"
 	echo
-	"$tmp/lifecycle" -n "$N" -root "$tmp/root" -raw "$raw" -ref execwrap "${variants[@]}"
+	"$tmp/lifecycle" -n "$LN" -root "$tmp/root" -raw "$raw" -ref execwrap "${variants[@]}"
 	echo
 	echo "## 2. Pass-through commands"
 	echo

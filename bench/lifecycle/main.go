@@ -12,6 +12,10 @@
 // gets what containerd's runc shim passes: --log <bundle>/log.json
 // --log-format json, and create --pid-file <bundle>/init.pid.
 //
+// Besides the ratio of medians, each row has the paired difference: the
+// median over rounds of the variant's time minus the first variant's in
+// the same round, with a 95% confidence interval (stats.go).
+//
 // -step NAME makes the table of that step's times rather than of whole
 // rounds (e.g. -step start).
 //
@@ -148,16 +152,22 @@ func main() {
 	if hasRef {
 		head, rule = fmt.Sprintf(" vs %s |", *ref), "---:|"
 	}
-	fmt.Printf("| variant | median ms | min ms | max ms | vs %s |%s n |\n|---|---:|---:|---:|---:|%s---:|\n", vs[0].name, head, rule)
+	fmt.Printf("| variant | median ms | min ms | max ms | vs %s | paired Δ vs %s, ms [95%% CI] |%s n |\n|---|---:|---:|---:|---:|---:|%s---:|\n", vs[0].name, vs[0].name, head, rule)
 	for _, v := range vs {
-		s := samples[v.name]
+		// Paired before sorting: samples[name][i] is round i.
+		p, err := pairedDiff(samples[v.name], samples[vs[0].name])
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "lifecycle: %s: %v\n", v.name, err)
+			os.Exit(1)
+		}
+		s := append([]float64(nil), samples[v.name]...)
 		sort.Float64s(s)
 		m := median(s)
 		col := ""
 		if hasRef {
 			col = fmt.Sprintf(" %+.2f ms |", m-refM)
 		}
-		fmt.Printf("| %s | %.2f | %.2f | %.2f | %.2fx (%+.2f ms) |%s %d |\n", v.name, m, s[0], s[len(s)-1], m/base, m-base, col, len(s))
+		fmt.Printf("| %s | %.2f | %.2f | %.2f | %.2fx (%+.2f ms) | %s |%s %d |\n", v.name, m, s[0], s[len(s)-1], m/base, m-base, p, col, len(s))
 	}
 }
 
@@ -205,7 +215,6 @@ func run(v variant, rt, root string, errf *os.File, args ...string) error {
 
 func cycle(v variant, root, id string) (*result, error) {
 	r := &result{Variant: v.name, Steps: map[string]float64{}}
-	start := time.Now()
 	mark := func(step string, t0 time.Time) { r.Steps[step] = float64(time.Since(t0).Microseconds()) / 1000 }
 
 	// Each create gets the bundle's spec as it was at the start, untimed:
@@ -232,6 +241,7 @@ func cycle(v variant, root, id string) (*result, error) {
 		errs[i] = f
 	}
 	t := time.Now()
+	start := t
 	// As containerd's shim creates a task: --pid-file in the bundle.
 	if err := run(v, v.runtime, root, errs[0], "create", "--bundle", v.bundle, "--pid-file", filepath.Join(v.bundle, "init.pid"), id); err != nil {
 		return nil, err
