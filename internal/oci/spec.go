@@ -34,13 +34,12 @@ type Document struct {
 	// kept holds the members Spec leaves out, as bytes; nil when Spec has
 	// all of raw decoded (a member kept as bytes was given twice).
 	kept *wireSpec
-	// known is the typed spec as loaded, re-encoded: the fields our
-	// runtime-spec version knows. Anything in raw but not here is foreign.
-	// Encode makes it from raw, so that a create that leaves the spec
-	// alone never encodes it, and no edit made before can leak into it.
+	// known is the typed spec as loaded, re-encoded before any edit: the
+	// fields our runtime-spec version knows. Anything in raw but not here
+	// is foreign. Encode compares the edited spec with it.
 	known []byte
 	// foreign: raw has a member that no field of the typed spec takes,
-	// at any depth (Encode finds out along with known).
+	// at any depth (the decode finds out: decodeSpec).
 	foreign bool
 }
 
@@ -54,34 +53,24 @@ func Load(bundle string) (*Document, error) {
 	return ParseSpec(path, raw, mode)
 }
 
-// ParseSpec parses raw as the spec found at path (path only names it in errors).
+// ParseSpec parses raw as the spec found at path (path only names it in
+// errors). It also encodes the typed spec as loaded (known), before
+// anything edits it: the one decode then serves both the edit and the
+// comparison Encode makes, where a second decode of raw cost a create
+// ~0.1 ms (bench/README, twenty-third round).
 func ParseSpec(path string, raw []byte, mode os.FileMode) (*Document, error) {
-	spec, kept, err := decodeSpec(raw)
+	spec, kept, foreign, err := decodeSpec(raw)
 	if err != nil {
 		return nil, describeJSONError(path, raw, err)
 	}
 	if err := checkDuplicateAnnotations(path, raw); err != nil {
 		return nil, err
 	}
-	return &Document{Path: path, Spec: spec, raw: raw, mode: mode, kept: kept}, nil
-}
-
-// decodeKnown decodes raw (which ParseSpec has decoded once) as ParseSpec
-// did (all of it when d.kept is nil), into a fresh typed spec, and reports
-// whether raw has a member that no field of the typed spec takes:
-// DisallowUnknownFields makes exactly that the one error left. The typed
-// decoders are built by then, so this costs a tenth of the first decode.
-// Members kept as bytes are not looked into: they go back as they came.
-func (d *Document) decodeKnown() (*specs.Spec, *wireSpec, bool, error) {
-	full := d.kept == nil
-	if s, kept, err := decodeAs(d.raw, full, true); err == nil {
-		return s, kept, false, nil
-	}
-	s, kept, err := decodeAs(d.raw, full, false)
+	known, err := encodeSpec(spec, kept)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, fmt.Errorf("re-encode bundle spec %s: %w", path, err)
 	}
-	return s, kept, true, nil
+	return &Document{Path: path, Spec: spec, raw: raw, mode: mode, kept: kept, known: known, foreign: foreign}, nil
 }
 
 func describeJSONError(path string, raw []byte, err error) error {
@@ -130,17 +119,6 @@ func position(raw []byte, off int64) (line, col int) {
 // Encode returns the file contents for the edited spec and whether they
 // differ from what was loaded.
 func (d *Document) Encode() ([]byte, bool, error) {
-	if d.known == nil {
-		loaded, kept, foreign, err := d.decodeKnown()
-		if err != nil {
-			return nil, false, describeJSONError(d.Path, d.raw, err)
-		}
-		known, err := encodeSpec(loaded, kept)
-		if err != nil {
-			return nil, false, fmt.Errorf("re-encode bundle spec %s: %w", d.Path, err)
-		}
-		d.known, d.foreign = known, foreign
-	}
 	edited, err := d.encodeEdited()
 	if err != nil {
 		return nil, false, err

@@ -3,6 +3,7 @@ package oci
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -94,13 +95,31 @@ func (w *wireSpec) typed() *specs.Spec {
 
 // decodeSpec decodes config.json for a create: typed where the wrapper
 // looks, bytes elsewhere (kept), or all of it typed (kept nil) when a
-// member kept as bytes is given twice.
-func decodeSpec(raw []byte) (*specs.Spec, *wireSpec, error) {
-	s, kept, err := decodeAs(raw, false, false)
+// member kept as bytes is given twice. foreign: raw has a member that no
+// field of the typed spec takes, at any depth (members kept as bytes are
+// not looked into: they go back as they came).
+func decodeSpec(raw []byte) (s *specs.Spec, kept *wireSpec, foreign bool, err error) {
+	s, kept, foreign, err = decodeChecked(raw, false)
 	if err != nil || !kept.twice() {
-		return s, kept, err
+		return s, kept, foreign, err
 	}
-	return decodeAs(raw, true, false)
+	return decodeChecked(raw, true)
+}
+
+// decodeChecked decodes raw refusing members no field takes, and only if
+// that fails, again as json.Unmarshal does: a spec without foreign
+// members, the usual one, is decoded once. Unknown members are the one
+// error the second decode does not repeat; any other (a type error, data
+// after the value) is its to report, in json.Unmarshal's words.
+func decodeChecked(raw []byte, full bool) (*specs.Spec, *wireSpec, bool, error) {
+	if s, kept, err := decodeAs(raw, full, true); err == nil {
+		return s, kept, false, nil
+	}
+	s, kept, err := decodeAs(raw, full, false)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return s, kept, true, nil
 }
 
 // decodeAs decodes raw into a wireSpec, or a whole specs.Spec (full).
@@ -121,17 +140,26 @@ func decodeAs(raw []byte, full, strict bool) (*specs.Spec, *wireSpec, error) {
 	return w.typed(), &w, nil
 }
 
-// unmarshal is json.Unmarshal (trailing data is an error), or, strict, a
-// decode that refuses unknown members, for raw that json.Unmarshal
-// accepted before.
+// unmarshal is json.Unmarshal, or, strict, a decode that also refuses
+// unknown members. Both refuse anything but whitespace after the value.
 func unmarshal(raw []byte, v any, strict bool) error {
 	if !strict {
 		return json.Unmarshal(raw, v)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	return dec.Decode(v)
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if len(bytes.TrimLeft(raw[dec.InputOffset():], " \t\r\n")) != 0 {
+		return errTrailingData
+	}
+	return nil
 }
+
+// errTrailingData: a strict decode found more than the value; its caller
+// decodes again as json.Unmarshal, which says where.
+var errTrailingData = errors.New("data after the JSON value")
 
 // encodeSpec encodes s, with the members kept as bytes put back (kept nil:
 // s is all of the spec). It refuses an s that sets a member kept as bytes,

@@ -179,3 +179,47 @@ func TestEncodeRefusesEditOfKeptMember(t *testing.T) {
 		})
 	}
 }
+
+// decodeSpec decodes a spec without foreign members once, strictly, and
+// says which specs have them; whitespace after the value is not data.
+func TestDecodeSpecForeign(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		raw     string
+		foreign bool
+	}{
+		{"known members only", `{"ociVersion":"1.0.2","root":{"path":"rootfs"}}`, false},
+		{"whitespace after the value", "{\"ociVersion\":\"1.0.2\"}\n\t\r\n ", false},
+		{"unknown top-level member", `{"ociVersion":"1.0.2","future":1}`, true},
+		{"unknown member in a typed one", `{"root":{"path":"rootfs","future":true}}`, true},
+		{"unknown member in linux", `{"linux":{"future":{}}}`, true},
+		{"unknown member in a member kept as bytes", `{"process":{"future":1},"linux":{"seccomp":{"future":1}}}`, false},
+		{"foreign spec", foreignSpec, true},
+		{"kept member given twice: decoded whole", `{"process":{"cwd":"/"},"Process":{"args":["sh"]}}`, false},
+		{"given twice, with an unknown member", `{"process":{"cwd":"/","future":1},"Process":{"args":["sh"]}}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, kept, foreign, err := decodeSpec([]byte(tc.raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s == nil {
+				t.Fatal("no spec")
+			}
+			if foreign != tc.foreign {
+				t.Errorf("foreign = %v, want %v", foreign, tc.foreign)
+			}
+			doc, err := ParseSpec("config.json", []byte(tc.raw), 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if doc.foreign != tc.foreign || (doc.kept == nil) != (kept == nil) {
+				t.Errorf("ParseSpec: foreign %v, kept %v; decodeSpec: %v, %v", doc.foreign, doc.kept != nil, foreign, kept != nil)
+			}
+			// Unedited, the document is what was loaded, byte for byte.
+			if out, changed, err := doc.Encode(); err != nil || changed || string(out) != tc.raw {
+				t.Errorf("Encode of the unedited spec = %q, %v, %v", out, changed, err)
+			}
+		})
+	}
+}
