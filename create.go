@@ -436,7 +436,7 @@ func (c *creation) do(doc *oci.Document) int {
 // range, its pinned user namespace, the idmapped rootfs and bind mounts.
 // Each step pushes its undo.
 func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
-	feat, err := runc.ProbeFeatures(c.runtime, c.cfg.StateDir)
+	feat, err := runc.ProbeSummary(c.runtime, c.cfg.StateDir)
 	if err != nil {
 		return nil, nil, err
 	}

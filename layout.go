@@ -25,6 +25,7 @@ import (
 //	<stateDir>/containers/<root>/<id>/netns    "<dev> <ino> <path>" of the network namespace
 //	                                           runc < 1.3 starts in (netjoin.go)
 //	<stateDir>/features-<hash>.json            the real runtime's `features`
+//	<stateDir>/features-<hash>.sum             what a create needs of it, a field a line
 //
 // <root> is a short hash of runc's --root: container IDs are unique per
 // root only (containerd runs one root per namespace).

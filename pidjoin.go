@@ -210,7 +210,7 @@ func (j *pidJoin) planSysfs(a *app, s *specs.Spec) error {
 	if !foreign {
 		return nil
 	}
-	feat, err := runc.ProbeFeatures(a.runtime, a.cfg.StateDir)
+	feat, err := runc.ProbeSummary(a.runtime, a.cfg.StateDir)
 	if err != nil {
 		return err
 	}

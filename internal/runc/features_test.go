@@ -2,7 +2,11 @@ package runc
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -112,4 +116,144 @@ func TestAmendFeatures(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestSummary(t *testing.T) {
+	for _, f := range []Features{
+		{},
+		{NativeIdmap: true, StdioChownedInside: true, Version: "1.2.0"},
+		{JoinsUsernsFirst: true, StdioChownedInside: true, Version: "1.1.5+ds1"},
+		{Version: "a version with spaces"},
+	} {
+		t.Run(fmt.Sprintf("%+v", f), func(t *testing.T) {
+			b, ok := f.summary()
+			if !ok {
+				t.Fatal("no summary")
+			}
+			got, ok := parseSummary(b)
+			if !ok {
+				t.Fatalf("parseSummary(%q) refused its own summary", b)
+			}
+			if !reflect.DeepEqual(*got, f) {
+				t.Errorf("round trip: %+v, want %+v", *got, f)
+			}
+		})
+	}
+	for _, v := range []string{"1.1\n5", "1.1\r"} {
+		if b, ok := (&Features{Version: v}).summary(); ok {
+			t.Errorf("version %q: summary %q, want none", v, b)
+		}
+	}
+}
+
+func TestParseSummary(t *testing.T) {
+	good := "runc-userns features summary 1\nnativeIdmap false\njoinsUsernsFirst true\nstdioChownedInside true\nversion 1.1.5\n"
+	if f, ok := parseSummary([]byte(good)); !ok || f.NativeIdmap || !f.JoinsUsernsFirst || !f.StdioChownedInside || f.Version != "1.1.5" {
+		t.Fatalf("parseSummary(good) = %+v, %v", f, ok)
+	}
+	for _, tc := range []struct{ name, in string }{
+		{"empty", ""},
+		{"other header", strings.Replace(good, "summary 1", "summary 2", 1)},
+		{"no final newline", strings.TrimSuffix(good, "\n")},
+		{"a line more", good + "extra\n"},
+		{"a line less", strings.Replace(good, "nativeIdmap false\n", "", 1)},
+		{"fields reordered", strings.Replace(strings.Replace(good, "nativeIdmap false", "X", 1), "joinsUsernsFirst true", "nativeIdmap false", 1)},
+		{"not a bool", strings.Replace(good, "nativeIdmap false", "nativeIdmap no", 1)},
+		{"two spaces", strings.Replace(good, "nativeIdmap false", "nativeIdmap  false", 1)},
+		{"no version key", strings.Replace(good, "version 1.1.5", "1.1.5", 1)},
+		{"carriage return", strings.Replace(good, "version 1.1.5", "version 1.1.5\r", 1)},
+		{"JSON", `{"nativeIdmap":false}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if f, ok := parseSummary([]byte(tc.in)); ok {
+				t.Errorf("parseSummary(%q) = %+v, want refused", tc.in, f)
+			}
+		})
+	}
+}
+
+// ProbeSummary runs the runtime once, then answers from the summary it
+// left beside the cached document; a summary it cannot read sends it back
+// to the document (not to the runtime), and is written again.
+func TestProbeSummary(t *testing.T) {
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	runtime := filepath.Join(dir, "runc")
+	doc := `{"ociVersionMin":"1.0.0","linux":{"mountExtensions":{"idmap":{"enabled":true}}},"annotations":{"org.opencontainers.runc.version":"1.2.0"}}`
+	script := "#!/bin/sh\necho x >> " + calls + "\n[ \"$1\" = features ] && echo '" + doc + "'\n"
+	if err := os.WriteFile(runtime, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := filepath.Join(dir, "state")
+	want := Features{NativeIdmap: true, JoinsUsernsFirst: true, StdioChownedInside: true, Version: "1.2.0"}
+	probed := func(step string) {
+		t.Helper()
+		f, err := ProbeSummary(runtime, cacheDir)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		f.Raw = nil
+		if !reflect.DeepEqual(*f, want) {
+			t.Fatalf("%s: %+v, want %+v", step, *f, want)
+		}
+		if b, _ := os.ReadFile(calls); len(b) != 2 {
+			t.Fatalf("%s: the runtime ran %d times, want once", step, len(b)/2)
+		}
+	}
+	probed("first call")
+	cache, err := featuresCacheOf(runtime, cacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile(summaryPath(cache))
+	if err != nil {
+		t.Fatalf("no summary beside the cached document: %v", err)
+	}
+	probed("from the summary")
+	// Answered from the summary alone: the document is not read.
+	if err := os.WriteFile(cache, []byte("not JSON"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	probed("document spoilt")
+	if err := os.WriteFile(cache, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(summaryPath(cache), []byte("garbage\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	probed("summary spoilt")
+	if got, _ := os.ReadFile(summaryPath(cache)); string(got) != string(sum) {
+		t.Errorf("summary not written again: %q, want %q", got, sum)
+	}
+	// A runtime without `features` is not cached, nor summarised.
+	if err := os.WriteFile(runtime, []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "state2")
+	f, err := ProbeSummary(runtime, other)
+	if err != nil || f.NativeIdmap || f.StdioChownedInside {
+		t.Fatalf("runtime without features: %+v, %v", f, err)
+	}
+	if entries, _ := os.ReadDir(other); len(entries) != 0 {
+		t.Errorf("a guess was cached: %v", entries)
+	}
+}
+
+// Whatever parseSummary accepts is exactly what summary writes for it: one
+// spelling per value, so a summary never reads differently from how it
+// was written.
+func FuzzParseSummary(f *testing.F) {
+	f.Add([]byte("runc-userns features summary 1\nnativeIdmap false\njoinsUsernsFirst true\nstdioChownedInside true\nversion 1.1.5\n"))
+	f.Add([]byte("runc-userns features summary 1\nnativeIdmap true\njoinsUsernsFirst false\nstdioChownedInside false\nversion \n"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok := parseSummary(b)
+		if !ok {
+			return
+		}
+		again, ok := got.summary()
+		if !ok || string(again) != string(b) {
+			t.Fatalf("parseSummary(%q) = %+v, which writes %q", b, got, again)
+		}
+	})
 }
