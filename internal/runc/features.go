@@ -185,7 +185,7 @@ func (f *Features) summary() ([]byte, bool) {
 }
 
 // parseSummary reads what summary writes, and nothing else: any other
-// line, order or value makes it fail, and the caller probe again.
+// line, order or value makes it fail, and the caller probes again.
 func parseSummary(b []byte) (*Features, bool) {
 	lines := strings.Split(string(b), "\n")
 	if len(lines) != 6 || lines[0] != summaryHeader || lines[5] != "" {
