@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/runc-userns/runc-userns/internal/oci"
 )
 
 // Features is what the wrapper needs to know of the real runtime, read
@@ -139,24 +141,10 @@ func probe(runtime, cache string) (f *Features, cached bool, err error) {
 	return f, writeCache(cache, out), nil
 }
 
-// writeCache replaces path with data (a temporary file beside it, then a
-// rename: a reader sees the old file or the new one), best effort.
+// writeCache replaces path with data (oci.ReplaceFile: a reader sees the
+// old file or the new one), best effort.
 func writeCache(path string, data []byte) bool {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o711); err != nil {
-		return false
-	}
-	tmp, err := os.CreateTemp(dir, ".features-*")
-	if err != nil {
-		return false
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
-		os.Remove(tmp.Name())
-		return false
-	}
-	return true
+	return os.MkdirAll(filepath.Dir(path), 0o711) == nil && oci.ReplaceFile(path, data, 0o600) == nil
 }
 
 // summaryPath is the summary of the features cached at cache:
