@@ -6,27 +6,17 @@ VERSION     := $(shell git describe --tags --always --dirty 2>/dev/null || echo 
 LDFLAGS     := -X main.version=$(VERSION)
 BIN         := bin/runc-userns
 # urfave_cli_no_docs: leave out urfave/cli's man-page generator (blackfriday),
-# whose package initialisers cost ~0.4 ms on every call, pass-through included.
-# cgo for the pass-through fast path (fastpath_linux.c), libuserns's user
-# namespace holder (a CLONE_VM child, which Go cannot start), the signal
-# handler that forwards to runc (internal/runc) and the Go runtime's memory
-# mapped in when it is mapped (populate_linux.c), linked statically so
-# that the binary runs on any node (contrib/kubernetes copies it there);
-# osusergo and netgo keep the C library's NSS out should net or os/user
-# ever be imported; today neither is.
+# whose package initialisers run on every call, pass-through included.
+# cgo for libuserns's user namespace holder (a CLONE_VM child, which Go
+# cannot start) and the signal handler that forwards to runc
+# (internal/runc), linked statically so that the binary runs on any node
+# (contrib/kubernetes copies it there); osusergo and netgo keep the C
+# library's NSS out should net or os/user ever be imported; today neither is.
 BUILDTAGS   := urfave_cli_no_docs,osusergo,netgo
-# The C library linked in: musl (Debian's musl-tools). Every call starts
-# through it, pass-through included, and a static glibc's start-up costs
-# ~0.8 ms more here: it probes the CPU's caches and features with dozens of
-# cpuid instructions, each a trap to the hypervisor on a VM (bench/README,
-# fourteenth round). BUILD_CC=gcc builds against glibc.
+# The C library linked in: musl (Debian's musl-tools), made for static
+# linking; glibc warns against static binaries (NSS, dlopen).
+# BUILD_CC=gcc builds against glibc.
 BUILD_CC    ?= musl-gcc
-# The Go heap from its first chunk's start, as before go1.26, so that the
-# mmap wrapper maps in the chunk's head a create uses rather than the whole
-# chunk, random padding included (populate_linux.c has why and what it
-# costs: ~2 ms of a create here). Only for this binary and its tests, not
-# for the runc and containerd built into .cache.
-GOEXPERIMENT_BIN := norandomizedheapbase64
 # Current upstream runc for the second test pass (native idmap support).
 RUNC_UPSTREAM_VERSION ?= v1.5.2
 CACHE       := $(CURDIR)/.cache
@@ -49,8 +39,8 @@ CONTAINERD2 := $(CACHE)/containerd-$(CONTAINERD2_VERSION)
 all: build ## Build bin/runc-userns (default)
 
 build: ## Build bin/runc-userns
-	@command -v $(BUILD_CC) >/dev/null || { echo "build: $(BUILD_CC) not found: make deps installs it (Debian's musl-tools), or make BUILD_CC=gcc links glibc (~0.8 ms slower a call)" >&2; exit 1; }
-	CC=$(BUILD_CC) CGO_ENABLED=1 GOEXPERIMENT=$(GOEXPERIMENT_BIN) $(GO) build -tags $(BUILDTAGS) -trimpath -ldflags '$(LDFLAGS) -extldflags "-static"' -o $(BIN) .
+	@command -v $(BUILD_CC) >/dev/null || { echo "build: $(BUILD_CC) not found: make deps installs it (Debian's musl-tools), or make BUILD_CC=gcc links glibc" >&2; exit 1; }
+	CC=$(BUILD_CC) CGO_ENABLED=1 $(GO) build -tags $(BUILDTAGS) -trimpath -ldflags '$(LDFLAGS) -extldflags "-static"' -o $(BIN) .
 
 install: build ## Install the binary in $(PREFIX)/bin
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/runc-userns
@@ -82,10 +72,9 @@ unit: ## go vet, unit tests with the race detector (glibc), and the packages wit
 	@# and wipes the log of everything before (deps, builds) in CI.
 	@out=$$(gofmt -l .); test -z "$$out" || { echo "$$out"; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) test -race -count=1 ./...
-	@# The race detector needs glibc (and keeps the heap's base fixed
-	@# whatever the experiment): the packages with C in them run again
-	@# against the C library and the heap layout the binary has.
-	CC=$(BUILD_CC) GOEXPERIMENT=$(GOEXPERIMENT_BIN) $(GO) test -count=1 -tags $(BUILDTAGS) $$($(GO) list -tags $(BUILDTAGS) -f '{{if .CgoFiles}}{{.ImportPath}}{{end}}' ./...)
+	@# The race detector needs glibc: the packages with C in them run
+	@# again against the C library the binary has.
+	CC=$(BUILD_CC) $(GO) test -count=1 -tags $(BUILDTAGS) $$($(GO) list -tags $(BUILDTAGS) -f '{{if .CgoFiles}}{{.ImportPath}}{{end}}' ./...)
 
 bench: deps deps-upstream deps-crictl build ## Benchmarks against plain runc: bench/results/<time>.md and .jsonl (BENCH_N rounds, default 40)
 	BUILD_CC=$(BUILD_CC) ./hack/bench.sh

@@ -22,18 +22,10 @@ type app struct {
 	log     *logrus.Logger
 	sink    *logSink
 	ph      *phases // create and delete: step times for --debug
-	// early is the runc delete the constructor started: run and exec
-	// wait for it instead of starting runc again.
-	early *earlyRunc
 }
 
-// fail reports err like runc's fatal() and returns exit status 1, after the
-// early runc, if any, has finished: never an orphan behind a failed call.
+// fail reports err like runc's fatal() and returns exit status 1.
 func (a *app) fail(err error) int {
-	dropGated()
-	if a.early != nil {
-		_, _ = a.waitEarly()
-	}
 	return fatal(a.log, a.sink, err)
 }
 
@@ -45,9 +37,8 @@ func (a *app) fail(err error) int {
 // whole, signals and exit by signal and all, and its held lines are
 // dropped: a config's mistake shows in every create it refuses.
 func (a *app) exec() int {
-	dropGated()
 	keep := a.inv.Command == "delete" || a.inv.Creates() && os.Getenv("LISTEN_PID") == ""
-	if a.early != nil || (keep && a.sink.held.Len() > 0) {
+	if keep && a.sink.held.Len() > 0 {
 		status := a.run()
 		if status == 0 {
 			a.sink.commit()
@@ -63,24 +54,11 @@ func (a *app) exec() int {
 // run runs the real runc as a child with argv untouched and returns its
 // exit status; our held log lines are kept only if it succeeded.
 func (a *app) run() int {
-	var status int
-	var err error
-	if a.early != nil {
-		status, err = a.waitEarly()
-	} else {
-		status, err = runc.Run(a.runtime, a.inv.Args, a.inv.Command == "run" && !a.inv.Detach)
-	}
+	status, err := runc.Run(a.runtime, a.inv.Args, a.inv.Command == "run" && !a.inv.Detach)
 	if err != nil {
 		return a.fail(err)
 	}
 	return status
-}
-
-// waitEarly waits for the early runc, once.
-func (a *app) waitEarly() (int, error) {
-	pid := a.early.pid
-	a.early = nil
-	return runc.Wait(pid, a.runtime)
 }
 
 // version prints runc's version lines unchanged (containerd parses them)

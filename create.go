@@ -4,14 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
-	"golang.org/x/sys/unix"
 
 	"github.com/runc-userns/runc-userns/idmap"
 	"github.com/runc-userns/runc-userns/internal/config"
@@ -79,9 +77,7 @@ func (a *app) create() int {
 // createPlan reads what a create asks of the wrapper from its loaded spec,
 // after checking the caller's own user namespace and mappings, and undoes
 // an earlier create's edits of the bundle (a stamp). want: a pool user
-// namespace. untouched: the call goes to runc as it is (the constructor
-// decides the same before the Go runtime starts, fastpath_linux.c's
-// spec_untouched, and FuzzFastPathCreate holds it to this).
+// namespace. untouched: the call goes to runc as it is.
 func (a *app) createPlan(doc *oci.Document, bundle string) (req oci.Request, want, untouched bool, err error) {
 	id := a.inv.ID
 	if req, err = oci.ParseRequest(id, doc.Spec.Annotations); err != nil {
@@ -287,20 +283,7 @@ type creation struct {
 	feat       *runc.Features // the real runtime's (plan)
 	marker     *os.File       // the locked in-flight marker (inflight.go)
 	staging    bool           // the container directory is a StageDir (stageContainerDir)
-	podLine    string         // the pod's info line, logged once runc is on its way (logPod)
 	undo       []func() error
-}
-
-// logPod logs the pod's info line, once: when runc is let through the
-// gate or started. Logging is the first use of logrus's JSON encoding in
-// the process (~0.3 ms on the VM measured, 2026-11-27), which runc at the
-// gate would otherwise wait for; the line is held with the others until
-// the create succeeds, so where it is logged changes nothing in the file.
-func (c *creation) logPod() {
-	if c.podLine != "" {
-		c.log.Info(c.podLine)
-		c.podLine = ""
-	}
 }
 
 func (c *creation) rollback() {
@@ -321,10 +304,7 @@ func (c *creation) do(doc *oci.Document) int {
 	// Nothing is taken for a container runc has or another create is
 	// making: everything taken below is named after its ID, and undone
 	// by ID if this create fails.
-	marker := takeGatedMarker(c.lay, c.root, c.id)
-	if marker == nil {
-		marker, err = acquireInflight(c.lay, c.root, c.id)
-	}
+	marker, err := acquireInflight(c.lay, c.root, c.id)
 	if errors.Is(err, errRuncHas) {
 		return c.exec()
 	}
@@ -362,7 +342,7 @@ func (c *creation) do(doc *oci.Document) int {
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
 	}
 	if c.want {
-		c.podLine = fmt.Sprintf("container %s: pod %s runs in user namespace %s, uid/gid 0-%d -> host %d-%d, rootfs idmapped at %s", c.id, stamp.Owner, stamp.UsernsPath, stamp.Size-1, stamp.HostID, uint64(stamp.HostID)+uint64(stamp.Size)-1, stamp.Staged)
+		c.log.Infof("container %s: pod %s runs in user namespace %s, uid/gid 0-%d -> host %d-%d, rootfs idmapped at %s", c.id, stamp.Owner, stamp.UsernsPath, stamp.Size-1, stamp.HostID, uint64(stamp.HostID)+uint64(stamp.Size)-1, stamp.Staged)
 	}
 
 	// A user namespace (ours, or a joined pod's) whose runtime might
@@ -388,20 +368,11 @@ func (c *creation) do(doc *oci.Document) int {
 	// runc, where freeing the stack (a TLB shootdown across CPUs) cost the
 	// create's tail ~0.2 ms on the VM measured.
 	libuserns.ReapHolders()
-	var status int
-	if why := c.gateMisfit(); why == "" {
-		status = c.runGated()
-	} else {
-		if g := gated; g != nil {
-			c.log.Debugf("container %s: runc (pid %d) started before the Go runtime not let through (%s): starting it again", c.id, g.pid, why)
-		}
-		dropGated()
-		if err := inheritMarker(c.marker); err != nil {
-			c.rollback()
-			return c.fail(fmt.Errorf("container %s: %w", c.id, err))
-		}
-		status = c.runIn(c.netjoin)
+	if err := inheritMarker(c.marker); err != nil {
+		c.rollback()
+		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
 	}
+	status := c.runIn(c.netjoin)
 	c.ph.mark("runc")
 	// A holder that had not exited before runc started (mostly none: then
 	// this makes no system call). Without waiting: one still there is
@@ -1034,110 +1005,4 @@ func (m stampModifier) Modify(s *specs.Spec) error {
 	}
 	s.Annotations[oci.AnnotationStamp] = v
 	return nil
-}
-
-// gateMisfit says why the runc waiting at the gate (early.go) is not the
-// one this create would start now, or "" when it is: runc (>= 1.1, whose
-// init chowns stdio from inside: no stdio of ours to replace), by the same
-// path, in the network namespace runIn would start it in (netjoin's, which
-// the constructor entered for it, or ours), with argv as is, holding this
-// create's marker, for a create (not a run) that is not socket-activated.
-func (c *creation) gateMisfit() string {
-	g := gated
-	switch {
-	case g == nil:
-		return "none"
-	case g.marker >= 0:
-		return "the create locked its marker itself"
-	case c.feat == nil || !c.feat.StdioChownedInside:
-		return "not a runc >= 1.1"
-	case c.inv.Command != "create":
-		return "not a create"
-	case os.Getenv("LISTEN_PID") != "":
-		return "socket activation"
-	case !g.is(c.runtime):
-		return "not " + c.runtime + ", or it did not start"
-	case !g.inNetns(c.netjoin):
-		if c.netjoin.path != "" {
-			return "not in network namespace " + c.netjoin.path + " as recorded"
-		}
-		return "not in our network namespace"
-	}
-	return ""
-}
-
-// gateDrain bounds the wait for the end of runc's log once runc has
-// exited: its copy of --log is close-on-exec, so the end comes at once,
-// unless some runc left it to a process that outlives it.
-const gateDrain = time.Second
-
-// runGated lets the gated runc through, once the edited spec is written:
-// it opens the gate for reading (runc's open of --log returns, and runc
-// goes on to read config.json), copies what runc logs to the real --log
-// file, and waits for runc as runc.Run would. If the gate or the log file
-// cannot be opened, runc is killed at the gate and run as without it.
-func (c *creation) runGated() int {
-	g := gated
-	logf, err := os.OpenFile(c.inv.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND|unix.O_SYNC, 0o644)
-	if err != nil {
-		return c.ungated(err)
-	}
-	defer logf.Close()
-	gate := fmt.Sprintf("/proc/self/fd/%d", g.gate)
-	fd, err := unix.Open(gate, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return c.ungated(os.NewSyscallError("open gate", err))
-	}
-	// runc is through the gate from here on: never killed for what follows.
-	gated = nil
-	c.logPod()
-	// A writer of our own until runc has exited: runc may reach its open
-	// after ours, and a FIFO without writers reads as ended. (It cannot
-	// fail for want of a reader; for want of a descriptor, runc's lines
-	// written before its open may be cut short.)
-	w, err := unix.Open(gate, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		c.log.Warnf("container %s: open %s: %v: runc's log may be cut short", c.id, gate, err)
-	}
-	r := os.NewFile(uintptr(fd), "runc's log")
-	relay := &drainWriter{w: logf}
-	done := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(relay, r)
-		close(done)
-	}()
-	status, err := runc.Wait(g.pid, c.runtime)
-	if w >= 0 {
-		unix.Close(w) // the last writer but runc's, gone: the copy ends
-	}
-	unix.Close(g.gate)
-	select {
-	case <-done:
-	case <-time.After(gateDrain):
-	}
-	r.Close() // ends a copy still waiting
-	<-done
-	if relay.err != nil {
-		c.log.Warnf("container %s: runc's log lines could not be written to %s: %v", c.id, c.inv.Log, relay.err)
-	}
-	where := ""
-	if c.netjoin.path != "" {
-		where = " in network namespace " + c.netjoin.path
-	}
-	c.log.Debugf("container %s: runc (pid %d) started before the Go runtime%s, at the gate until the spec was written", c.id, g.pid, where)
-	if err != nil {
-		return c.fail(err)
-	}
-	return status
-}
-
-// ungated runs runc as without the gate, after the gate could not be used.
-func (c *creation) ungated(why error) int {
-	c.log.Debugf("container %s: runc started before the Go runtime not let through (%v): starting it again", c.id, why)
-	dropGated()
-	if err := inheritMarker(c.marker); err != nil {
-		c.rollback()
-		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
-	}
-	return c.runIn(c.netjoin)
 }

@@ -30,18 +30,7 @@ func (a *app) delete() int {
 		return a.fail(err)
 	}
 	var stamp *oci.Stamp
-	var st *runc.State
-	var stErr error
-	if a.early != nil {
-		// Killed here, runc carries on and deletes the container; the
-		// retried delete finds no state.json and releases by membership.
-		fault.Point(fault.RuncDeleting)
-		// runc is deleting it already: its state as it was before.
-		st, stErr = runc.ParseState(a.early.state, filepath.Join(root, id, "state.json"))
-	} else {
-		st, stErr = runc.ReadState(root, id)
-	}
-	if stErr == nil {
+	if st, stErr := runc.ReadState(root, id); stErr == nil {
 		if v, ok := st.Annotation(oci.AnnotationStamp); ok {
 			if stamp, err = oci.DecodeStamp(v); err == nil {
 				err = a.verifyStamp(stamp)
@@ -62,10 +51,9 @@ func (a *app) delete() int {
 			// carries a verified stamp): nothing of ours to release.
 			return a.exec()
 		}
-		if a.cfg.Path == "" && a.early == nil && stamp.Runtime != "" && stamp.Runtime != a.runtime && executable(stamp.Runtime) {
+		if a.cfg.Path == "" && stamp.Runtime != "" && stamp.Runtime != a.runtime && executable(stamp.Runtime) {
 			// No operator config on this call (podman passes no
-			// environment): delete with the runc that created it. (The
-			// constructor starts runc early only with a config file.)
+			// environment): delete with the runc that created it.
 			a.runtime = stamp.Runtime
 		}
 	}
@@ -81,7 +69,7 @@ func (a *app) delete() int {
 		stateDir, owner = stamp.StateDir, stamp.Owner
 	}
 	// No state.json, but a create of the ID may still be running (a
-	// retried or early delete): what it has taken is not ours to release.
+	// retried delete): what it has taken is not ours to release.
 	// The marker stays locked until the release is done.
 	marker, err := holdForRelease(layout(stateDir), root, id)
 	if err != nil {
@@ -117,12 +105,7 @@ func (a *app) delete() int {
 
 // release detaches a container's staging mount and takes it out of its
 // pod's range; the pod's last container returns the range and unpins the
-// pod's user namespace. Idempotent: containerd calls delete more than once,
-// and the constructor's fp_release (fastpath_linux.c), which does the same
-// steps in the same order for the usual case without the Go runtime,
-// leaves whatever it could not finish to this. (fp_release finds the owner
-// in the container's in-flight claim, not in the stamp: it also releases a
-// container whose stamp this call would ignore as unverifiable.)
+// pod's user namespace. Idempotent: containerd calls delete more than once.
 //
 // The in-flight marker goes last: a delete that found no state.json holds
 // its lock meanwhile (holdForRelease), and a lock excludes a create of the

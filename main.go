@@ -12,18 +12,13 @@ import (
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
-
-	// Runs the Go code on one P, as suits a short-lived process.
-	_ "github.com/runc-userns/runc-userns/internal/startup"
 )
 
 // version is set at build time (Makefile: -ldflags "-X main.version=...").
 var version = "dev"
 
 func main() {
-	status := dispatch(os.Args)
-	dropGated() // a runc still at the gate: nothing let it through
-	os.Exit(status)
+	os.Exit(dispatch(os.Args))
 }
 
 // dispatch: argv → Invocation, logging, config, then one of: our admin
@@ -33,8 +28,6 @@ func dispatch(argv []string) int {
 	if len(argv) > 1 && adminVerbs[argv[1]] {
 		return admin(argv)
 	}
-	early := startedRunc()
-	gated = startedGated()
 	inv := oci.Parse(argv[1:])
 	if !inv.RootGiven {
 		inv.Root = oci.RuncRoot(os.LookupEnv, os.Geteuid(), userns.RunningInUserNS)
@@ -42,9 +35,9 @@ func dispatch(argv []string) int {
 	log, sink, err := newLogger(inv.Log, inv.LogFormat, inv.Debug)
 	if err != nil {
 		// An unusable --log or --log-format: runc reports it in its words.
-		return passThrough(inv, early)
+		return passThrough(inv)
 	}
-	a := &app{inv: inv, log: log, sink: sink, ph: newPhases(), early: early}
+	a := &app{inv: inv, log: log, sink: sink, ph: newPhases()}
 	if a.cfg, err = loadConfig(inv); a.cfg == nil {
 		return a.fail(err)
 	} else if err != nil {
@@ -86,18 +79,8 @@ func loadConfig(inv *oci.Invocation) (*config.Config, error) {
 	return cfg, err
 }
 
-// passThrough execs runc when even our logging could not be set up, or
-// waits for the one the constructor started.
-func passThrough(inv *oci.Invocation, early *earlyRunc) int {
-	dropGated()
-	if early != nil {
-		status, err := runc.Wait(early.pid, "runc")
-		if err != nil {
-			os.Stderr.WriteString(err.Error() + "\n")
-			return 1
-		}
-		return status
-	}
+// passThrough execs runc when even our logging could not be set up.
+func passThrough(inv *oci.Invocation) int {
 	cfg, err := loadConfig(inv)
 	if cfg == nil {
 		os.Stderr.WriteString(err.Error() + "\n")

@@ -217,7 +217,6 @@ func netjoinsUnder(root string) bool {
 // runIn runs runc (create/run) inside the network namespace nj, or where
 // the wrapper is when nj is empty.
 func (c *creation) runIn(nj netjoin) int {
-	c.logPod()
 	if nj.path == "" {
 		return c.run()
 	}

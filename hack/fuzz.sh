@@ -29,8 +29,7 @@ for pkg in $(go list ./...); do
 		for try in 1 2; do
 			echo "fuzz: $pkg $target ($time, try $try)"
 			before=$(count "$dir/testdata/fuzz/$target")
-			# -parallel: the fuzzing workers, by default GOMAXPROCS, which
-			# the main package's init sets to 1 (internal/startup).
+			# -parallel: the fuzzing workers, one a CPU.
 			if go test -run='^$' -fuzz="^${target}\$" -fuzztime="$time" -parallel="$(nproc)" "$pkg" >"$log" 2>&1; then
 				break
 			fi

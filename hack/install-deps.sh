@@ -13,13 +13,11 @@ have jq || need+=(jq)
 have pkg-config || need+=(pkg-config)
 installed libseccomp-dev || need+=(libseccomp-dev)
 have gcc || need+=(gcc)
-# make build links statically with musl (the fast path and libuserns's
-# holder are C; Makefile's BUILD_CC says why musl). The unit tests' race
+# make build links statically with musl (libuserns's holder and the
+# signal forwarder are C; Makefile's BUILD_CC says why musl). The unit tests' race
 # detector needs glibc: libc.a is in libc6-dev, which gcc only recommends.
 have musl-gcc || need+=(musl-tools)
 installed libc6-dev || need+=(libc6-dev)
-# fastpath.bats watches for thread creation before runc's execve.
-have strace || need+=(strace)
 # containerd.bats: containerd (with its runc.v2 shim and ctr) and the CNI
 # plugins its pods use (loopback, static).
 have containerd || need+=(containerd)

@@ -108,8 +108,7 @@ func lenient(raw []byte) *Config {
 	return c
 }
 
-// MaxSize is the most of a config file read (the constructor's
-// FP_CONFIG_MAX, fastpath.h).
+// MaxSize is the most of a config file read.
 const MaxSize = 64 << 10
 
 // Parse decodes and checks a configuration file's contents.

@@ -25,10 +25,9 @@ const (
 	Pinned      = "pinned"       // the pod's user namespace is pinned
 	Staged      = "staged"       // the idmapped rootfs and mounts are attached
 	Written     = "written"      // config.json is rewritten
-	RuncStarted = "runc-started" // runc create is running
+	RuncStarted = "runc-started" // runc create (or, for a delete, runc delete) is running
 
-	RuncDeleting = "runc-deleting" // delete: the runc the constructor started is deleting, nothing released
-	Released     = "released"      // delete: the pod's range is back in the pool, its pin not yet dropped
+	Released = "released" // delete: the pod's range is back in the pool, its pin not yet dropped
 )
 
 // Point dies or stops here if the test asked for it.

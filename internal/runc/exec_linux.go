@@ -32,11 +32,9 @@ func Exec(path string, args []string) error {
 // runtime's preemption signal, sent to our own threads), through
 // os/signal, whose Notify makes a round trip to the runtime's signal-mask
 // thread per signal (several ms for all of them on the nested VM
-// measured). ShortSignals is exported for the C constructor's own
-// forwarding while it waits for an early delete's runc
-// (fastpath_linux.c), which a test holds to this list.
+// measured).
 var (
-	ShortSignals = []os.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SIGUSR1, unix.SIGUSR2}
+	shortSignals = []os.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SIGUSR1, unix.SIGUSR2}
 	allSignals   = func() []os.Signal {
 		var list []os.Signal
 		for s := syscall.Signal(1); s <= 64; s++ {
@@ -54,7 +52,8 @@ var (
 
 // Run starts the real runc as a child, forwards signals to it (all of them
 // with foreground, see ShortSignals), waits, and returns the exit status
-// the caller should exit with. The child inherits everything Exec would
+// the caller should exit with. Killed once runc has started (fault.RuncStarted),
+// the wrapper leaves runc to carry on alone. The child inherits everything Exec would
 // hand over: Go opens its own files with O_CLOEXEC, so the fds we
 // inherited stay inheritable.
 //
@@ -77,18 +76,6 @@ func Run(path string, args []string, foreground bool) (int, error) {
 	return forwardAndWait(pid, fwd, path)
 }
 
-// Wait is Run for a runc at path that is already running as our child,
-// pid: started before the Go runtime was (the constructor's early delete).
-// It forwards ShortSignals from now on.
-func Wait(pid int, path string) (int, error) {
-	// Our child, or nothing is ever sent to pid.
-	var info unix.Siginfo
-	if err := eintr(func() error { return unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil) }); err != nil {
-		return 1, fmt.Errorf("wait for %s (pid %d): %w", path, pid, os.NewSyscallError("waitid", err))
-	}
-	return forwardAndWait(pid, newForwarder(false), path)
-}
-
 // forwarder passes the signals a caller sends us on to runc: caught from
 // its creation on, held until start, dropped after stop. Nothing undoes
 // the catching (no signal.Stop): one arriving after runc has ended, while
@@ -98,16 +85,16 @@ type forwarder interface {
 	stop()         // runc has exited (and is not reaped yet)
 }
 
-// newForwarder: ShortSignals by a C handler where there is cgo, else, and
+// newForwarder: shortSignals by a C handler where there is cgo, else, and
 // for a foreground run (every signal), by os/signal.
 func newForwarder(foreground bool) forwarder {
 	if foreground {
 		return newNotifyForwarder(allSignals)
 	}
-	if f := newHandlerForwarder(ShortSignals); f != nil {
+	if f := newHandlerForwarder(shortSignals); f != nil {
 		return f
 	}
-	return newNotifyForwarder(ShortSignals)
+	return newNotifyForwarder(shortSignals)
 }
 
 // notifyForwarder forwards through os/signal and a goroutine.

@@ -2,16 +2,14 @@ package runc
 
 import (
 	"runtime"
-	"strings"
 	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
 )
 
-// Wait gives the exit status of a child started before the caller knew of
-// it (the constructor's early delete), as Run gives its own child's.
-func TestWait(t *testing.T) {
+// Run gives runc's exit status, or 128+N when signal N killed it.
+func TestRunStatus(t *testing.T) {
 	cases := []struct {
 		name   string
 		script string
@@ -24,26 +22,10 @@ func TestWait(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", c.script}, &syscall.ProcAttr{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := Wait(pid, "/bin/sh")
-			if err != nil || got != c.want {
-				t.Errorf("Wait = %d, %v; want %d", got, err, c.want)
-			}
 			if got, err := Run("/bin/sh", []string{"-c", c.script}, false); err != nil || got != c.want {
 				t.Errorf("Run = %d, %v; want %d", got, err, c.want)
 			}
 		})
-	}
-}
-
-// A pid that is not our child: an error naming it, not a hang.
-func TestWaitNotOurChild(t *testing.T) {
-	_, err := Wait(1, "/usr/sbin/runc")
-	if err == nil || !strings.Contains(err.Error(), "/usr/sbin/runc") {
-		t.Fatalf("Wait(1) = %v; want an error naming the runtime", err)
 	}
 }
 

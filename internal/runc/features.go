@@ -202,8 +202,7 @@ func parseSummary(b []byte) (*Features, bool) {
 
 // FeaturesCache is the file under cacheDir that holds the features of the
 // runtime at path with inode ino, size bytes, modified at mtimeNs (Unix
-// nanoseconds). The constructor names it the same way (fastpath_linux.c's
-// runc_before_1_3).
+// nanoseconds).
 func FeaturesCache(cacheDir, path string, ino uint64, size, mtimeNs int64) string {
 	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d\x00%d", path, ino, size, mtimeNs)))
 	return filepath.Join(cacheDir, "features-"+hex.EncodeToString(sum[:8])+".json")

@@ -38,8 +38,7 @@ func TestParseFeatures(t *testing.T) {
 			}
 		})
 	}
-	// runc's own documents, as `runc features` printed them (the
-	// constructor's tests read them too).
+	// runc's own documents, as `runc features` printed them.
 	for _, c := range []struct {
 		file, version string
 		native, first bool

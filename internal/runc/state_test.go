@@ -77,8 +77,8 @@ func TestReadState(t *testing.T) {
 			got, err := ReadState(root, "c1")
 			path := filepath.Join(root, "c1", "state.json")
 			if c.contents != "" {
-				// The bytes read earlier (the constructor's early delete)
-				// give the same answer.
+				// The same bytes, parsed (netjoin's reader), give the
+				// same answer.
 				parsed, perr := ParseState([]byte(c.contents), path)
 				if !reflect.DeepEqual(parsed, got) || (perr == nil) != (err == nil) || perr != nil && perr.Error() != err.Error() {
 					t.Errorf("ParseState = %+v, %v; ReadState = %+v, %v", parsed, perr, got, err)

@@ -24,10 +24,7 @@ setup_file() {
 	export D
 	# No "runc-userns" in $D, the network's or the cgroup parent's name:
 	# they reach every spec containerd writes (log directory, mounts,
-	# cgroupsPath), and the constructor leaves a spec that mentions
-	# runc-userns anywhere to the Go code (fastpath_linux.c,
-	# plain_string). A node's specs do not: pods without the annotation
-	# take the fast path here as they do there.
+	# cgroupsPath), as a node's do not.
 	D=$(mktemp -d /tmp/ctrd-e2e.XXXXXX)
 	# What containerd makes on the host when missing, removed in teardown
 	# as far as it is empty:

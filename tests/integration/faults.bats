@@ -239,10 +239,10 @@ killed_then_gc() {
 	local status=0 i
 	b=$(pooled_bundle early)
 	start_container "$b" early
-	env RUNC_USERNS_TEST_KILL_AT=runc-deleting "$WRAPPER" --root "$RUNC_ROOT" delete --force early \
+	env RUNC_USERNS_TEST_KILL_AT=runc-started "$WRAPPER" --root "$RUNC_ROOT" delete --force early \
 		</dev/null >"$TESTDIR/del.out" 2>&1 || status=$?
-	[ "$status" = 137 ] || fail "delete was not killed at runc-deleting: status $status, output $(cat "$TESTDIR/del.out")"
-	# runc, started before the Go runtime, carries on without us.
+	[ "$status" = 137 ] || fail "delete was not killed at runc-started: status $status, output $(cat "$TESTDIR/del.out")"
+	# runc, our child, carries on without us.
 	for i in $(seq 100); do
 		[ -e "$RUNC_ROOT/early" ] || break
 		sleep 0.1
