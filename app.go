@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/runc-userns/runc-userns/internal/config"
+	"github.com/runc-userns/runc-userns/internal/logging"
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
 )
@@ -20,34 +21,34 @@ type app struct {
 	cfg     *config.Config
 	runtime string
 	log     *logrus.Logger
-	sink    *logSink
-	ph      *phases // create and delete: step times for --debug
+	sink    *logging.Sink
+	ph      *logging.Phases // create and delete: step times for --debug
 }
 
 // fail reports err like runc's fatal() and returns exit status 1.
 func (a *app) fail(err error) int {
-	return fatal(a.log, a.sink, err)
+	return logging.Fatal(a.log, a.sink, err)
 }
 
 // exec replaces the wrapper with the real runc, argv untouched. Log lines
 // held (warnings about the spec, the stamp or the config) are written only
-// if runc succeeds (logSink), so a create, run or delete that holds some
+// if runc succeeds (logging.Sink), so a create, run or delete that holds some
 // runs runc as a child instead and waits (a socket-activated create still
 // execs: LISTEN_PID must be runc's). Any other command is handed to runc
 // whole, signals and exit by signal and all, and its held lines are
 // dropped: a config's mistake shows in every create it refuses.
 func (a *app) exec() int {
 	keep := a.inv.Command == "delete" || a.inv.Creates() && os.Getenv("LISTEN_PID") == ""
-	if keep && a.sink.held.Len() > 0 {
+	if keep && a.sink.Held() {
 		status := a.run()
 		if status == 0 {
-			a.sink.commit()
+			a.sink.Commit()
 		} else {
-			a.sink.discard()
+			a.sink.Discard()
 		}
 		return status
 	}
-	a.sink.discard()
+	a.sink.Discard()
 	return a.fail(runc.Exec(a.runtime, a.inv.Args))
 }
 

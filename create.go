@@ -46,7 +46,7 @@ func (a *app) create() int {
 	if err != nil {
 		return a.fail(fmt.Errorf("container %s: %w", inv.ID, err))
 	}
-	a.ph.mark("load")
+	a.ph.Mark("load")
 	req, want, untouched, err := a.createPlan(doc, bundle)
 	if err != nil {
 		return a.fail(err)
@@ -63,13 +63,13 @@ func (a *app) create() int {
 	}
 
 	c := &creation{app: a, id: inv.ID, bundle: bundle, req: req, want: want}
-	a.ph.mark("request")
+	a.ph.Mark("request")
 	status := c.do(doc)
 	a.log.Debugf("container %s: %s took %s", inv.ID, inv.Command, a.ph)
 	if status == 0 {
-		a.sink.commit()
+		a.sink.Commit()
 	} else {
-		a.sink.discard()
+		a.sink.Discard()
 	}
 	return status
 }
@@ -318,7 +318,7 @@ func (c *creation) do(doc *oci.Document) int {
 		return err
 	})
 	mods, stamp, err := c.plan(doc.Spec)
-	c.ph.mark("stamp")
+	c.ph.Mark("stamp")
 	if err != nil {
 		c.rollback()
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
@@ -332,10 +332,10 @@ func (c *creation) do(doc *oci.Document) int {
 		err = validate(doc.Spec, stamp)
 	}
 	if err == nil {
-		c.ph.mark("modify")
+		c.ph.Mark("modify")
 		_, err = doc.Flush()
 		fault.Point(fault.Written)
-		c.ph.mark("write")
+		c.ph.Mark("write")
 	}
 	if err != nil {
 		c.rollback()
@@ -357,7 +357,7 @@ func (c *creation) do(doc *oci.Document) int {
 			c.log.Debugf("container %s: stdio fds %v were host device nodes: the runtime gets private nodes of the same devices", c.id, fds)
 		}
 	}
-	c.ph.mark("stdio")
+	c.ph.Mark("stdio")
 	if err := c.netSysctls.write(); err != nil {
 		c.rollback()
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
@@ -373,7 +373,7 @@ func (c *creation) do(doc *oci.Document) int {
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
 	}
 	status := c.runIn(c.netjoin)
-	c.ph.mark("runc")
+	c.ph.Mark("runc")
 	// A holder that had not exited before runc started (mostly none: then
 	// this makes no system call). Without waiting: one still there is
 	// init's to reap once we exit.
@@ -399,7 +399,7 @@ func (c *creation) do(doc *oci.Document) int {
 	if _, err := os.Stat(filepath.Join(c.root, c.id, "state.json")); errors.Is(err, os.ErrNotExist) {
 		c.rollback()
 	}
-	c.ph.mark("detach")
+	c.ph.Mark("detach")
 	return status
 }
 
@@ -412,7 +412,7 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 		return nil, nil, err
 	}
 	c.feat = feat
-	c.ph.mark("features")
+	c.ph.Mark("features")
 	stamp := &oci.Stamp{Version: 1, Root: c.root, StateDir: c.cfg.StateDir, Runtime: c.runtime}
 	// The caller's mounts, whichever step below edits them (idmap, sysfs,
 	// locked flags): a second create of the bundle starts from these.
@@ -461,7 +461,7 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 		mods, podNS = append(mods, m...), ns
 		pod = libuserns.PodMappings(stamp.HostID, stamp.Size)
 	}
-	c.ph.mark("rootfs")
+	c.ph.Mark("rootfs")
 	m, err := c.planMounts(s, stamp, feat, pod, podNS)
 	if err != nil {
 		return nil, nil, err
@@ -470,7 +470,7 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 		m = append(m, lockedFlagsModifier(lockedFlags(s, c.bundle)))
 	}
 	fault.Point(fault.Staged)
-	c.ph.mark("mounts")
+	c.ph.Mark("mounts")
 	key, err := oci.StampKey(c.cfg.StateDir, true)
 	if err != nil {
 		return nil, nil, err
@@ -509,7 +509,7 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 	}
 	c.undo = append(c.undo, func() error { return c.leave(owner) })
 	fault.Point(fault.Allocated)
-	c.ph.mark("pool")
+	c.ph.Mark("pool")
 
 	mapping := libuserns.PodMappings(alloc.HostID, alloc.Size)
 	ns, err := c.ensurePin(owner, alloc, mapping)
@@ -533,7 +533,7 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 		src = filepath.Join(c.bundle, src)
 	}
 	fault.Point(fault.Pinned)
-	c.ph.mark("pin")
+	c.ph.Mark("pin")
 	staged, err := c.stageRootfs(src, ns, int(alloc.HostID))
 	if err != nil {
 		ns.Close()

@@ -57,9 +57,9 @@ func (a *app) delete() int {
 			a.runtime = stamp.Runtime
 		}
 	}
-	a.ph.mark("state")
+	a.ph.Mark("state")
 	status := a.run()
-	a.ph.mark("runc")
+	a.ph.Mark("runc")
 	if _, err := os.Stat(filepath.Join(root, id, "state.json")); err == nil {
 		return status // runc still has it (e.g. running, no --force)
 	}
@@ -95,10 +95,10 @@ func (a *app) delete() int {
 		}
 		a.log.Warn(err)
 	}
-	a.ph.mark("release")
+	a.ph.Mark("release")
 	a.log.Debugf("container %s: delete took %s", id, a.ph)
 	if status == 0 {
-		a.sink.commit()
+		a.sink.Commit()
 	}
 	return status
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/moby/sys/userns"
 
 	"github.com/runc-userns/runc-userns/internal/config"
+	"github.com/runc-userns/runc-userns/internal/logging"
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
 )
@@ -32,12 +33,12 @@ func dispatch(argv []string) int {
 	if !inv.RootGiven {
 		inv.Root = oci.RuncRoot(os.LookupEnv, os.Geteuid(), userns.RunningInUserNS)
 	}
-	log, sink, err := newLogger(inv.Log, inv.LogFormat, inv.Debug)
+	log, sink, err := logging.New(inv.Log, inv.LogFormat, inv.Debug)
 	if err != nil {
 		// An unusable --log or --log-format: runc reports it in its words.
 		return passThrough(inv)
 	}
-	a := &app{inv: inv, log: log, sink: sink, ph: newPhases()}
+	a := &app{inv: inv, log: log, sink: sink, ph: logging.NewPhases()}
 	if a.cfg, err = loadConfig(inv); a.cfg == nil {
 		return a.fail(err)
 	} else if err != nil {

@@ -1,4 +1,4 @@
-package main
+package logging
 
 import (
 	"strconv"
@@ -6,28 +6,29 @@ import (
 	"time"
 )
 
-// phases times the steps of one create or delete for a single debug line
+// Phases times the steps of one create or delete for a single debug line
 // (`--debug`): where a slow pod start spends its time, read from
 // containerd's log without a profiler.
-type phases struct {
+type Phases struct {
 	start, last time.Time
 	parts       []string
 }
 
-func newPhases() *phases {
+// NewPhases starts the clock: the first step runs from now.
+func NewPhases() *Phases {
 	now := time.Now()
-	return &phases{start: now, last: now}
+	return &Phases{start: now, last: now}
 }
 
-// mark closes the step that ended now.
-func (p *phases) mark(step string) {
+// Mark closes the step that ended now.
+func (p *Phases) Mark(step string) {
 	now := time.Now()
 	p.parts = append(p.parts, step+" "+ms(now.Sub(p.last)))
 	p.last = now
 }
 
 // String is "total: step ms, step ms, ...".
-func (p *phases) String() string {
+func (p *Phases) String() string {
 	return ms(p.last.Sub(p.start)) + ": " + strings.Join(p.parts, ", ")
 }
 

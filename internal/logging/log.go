@@ -1,4 +1,4 @@
-package main
+package logging
 
 import (
 	"bytes"
@@ -9,26 +9,31 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
-// logSink sends log lines where runc sends its own: runc's --log file in
+// Sink sends log lines where runc sends its own: runc's --log file in
 // runc's --log-format, else stderr. Lines below error level are held back
 // until the call succeeds: containerd shows the last error line of a failed
 // call, and podman (conmon) parses the whole --log file of a failed call as
 // one JSON object, so a failed call must leave exactly one line, the error.
-type logSink struct {
+type Sink struct {
 	out     io.Writer
 	held    bytes.Buffer
 	holding bool
 }
 
-func (s *logSink) Write(p []byte) (int, error) {
+func (s *Sink) Write(p []byte) (int, error) {
 	if s.holding {
 		return s.held.Write(p)
 	}
 	return s.out.Write(p)
 }
 
-// commit writes the held lines: the call succeeded.
-func (s *logSink) commit() {
+// Held reports whether lines are held back, waiting for Commit or Discard.
+func (s *Sink) Held() bool {
+	return s.held.Len() > 0
+}
+
+// Commit writes the held lines: the call succeeded.
+func (s *Sink) Commit() {
 	if s.held.Len() > 0 {
 		_, _ = s.out.Write(s.held.Bytes())
 		s.held.Reset()
@@ -36,19 +41,19 @@ func (s *logSink) commit() {
 	s.holding = false
 }
 
-// discard drops the held lines: the call failed and its error is the line
+// Discard drops the held lines: the call failed and its error is the line
 // that must be left.
-func (s *logSink) discard() {
+func (s *Sink) Discard() {
 	s.held.Reset()
 	s.holding = false
 }
 
-// newLogger configures logrus as runc's configLogrus does: --log opened with
+// New configures logrus as runc's configLogrus does: --log opened with
 // O_APPEND|O_SYNC, --log-format text or json, --debug for debug level.
 // Without a log file only warnings reach stderr: whatever a successful
 // create prints shows up in the container's logs under podman.
-func newLogger(logPath, format string, debug bool) (*logrus.Logger, *logSink, error) {
-	sink := &logSink{out: os.Stderr, holding: !debug}
+func New(logPath, format string, debug bool) (*logrus.Logger, *Sink, error) {
+	sink := &Sink{out: os.Stderr, holding: !debug}
 	l := logrus.New()
 	l.SetOutput(sink)
 	switch format {
@@ -73,10 +78,12 @@ func newLogger(logPath, format string, debug bool) (*logrus.Logger, *logSink, er
 	return l, sink, nil
 }
 
-// fatal reports err as runc's fatal() does (the error in the log, and on
-// stderr, so twice on stderr without --log, as runc does) and returns 1.
-func fatal(l *logrus.Logger, sink *logSink, err error) int {
-	sink.discard()
+// Fatal reports err as runc's fatal() does (the error in the log, and on
+// stderr, so twice on stderr without --log, as runc does) and returns 1,
+// the exit status. The held lines are dropped first: the error is the one
+// line a failed call leaves.
+func Fatal(l *logrus.Logger, sink *Sink, err error) int {
+	sink.Discard()
 	l.Error(err)
 	fmt.Fprintln(os.Stderr, err)
 	return 1
