@@ -346,9 +346,9 @@ func (c *creation) do(doc *oci.Document) int {
 	}
 
 	// A user namespace (ours, or a joined pod's) whose runtime might
-	// chown stdio's host device nodes from the host side (stdio_linux.go).
+	// chown stdio's host device nodes from the host side (libuserns.GuardStdio).
 	if libuserns.HasUserns(doc.Spec) && !c.feat.StdioChownedInside {
-		fds, err := guardStdio()
+		fds, err := libuserns.GuardStdio()
 		if err != nil {
 			c.rollback()
 			return c.fail(fmt.Errorf("container %s: %w", c.id, err))
@@ -467,7 +467,7 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 		return nil, nil, err
 	}
 	if c.want {
-		m = append(m, lockedFlagsModifier(lockedFlags(s, c.bundle)))
+		m = append(m, libuserns.LockedFlagsModifier(libuserns.LockedFlags(s, c.bundle)))
 	}
 	fault.Point(fault.Staged)
 	c.ph.Mark("mounts")

@@ -23,6 +23,14 @@
 //     propagation made in other mount namespaces.
 //   - Modifier edits nothing but linux.namespaces[user], linux.uidMappings
 //     and linux.gidMappings.
+//   - LockedFlags and LockedFlagsModifier add to a bind mount that runc will
+//     remount the nosuid, nodev and noexec its source already has, which a
+//     user namespace locks: nothing the container can observe changes.
+//   - GuardStdio replaces each of fds 0-2 that is a host device node (not a
+//     pty) by a private node of the same device, so a runtime that fchowns
+//     stdio to the container's root (crun) cannot change the host's
+//     /dev/null. The nodes live on a detached tmpfs (fsopen + fsmount,
+//     Linux >= 5.2) that nothing on the host can reach.
 //
 // Kernel requirements: user namespaces (CONFIG_USER_NS) and nsfs
 // (Linux >= 3.19); NS_GET_NSTYPE (Linux >= 4.11) to check pinned files.

@@ -1,4 +1,4 @@
-package main
+package libuserns
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// guardStdio keeps the runtime from changing the host's device nodes
+// GuardStdio keeps the runtime from changing the host's device nodes
 // through the container's stdio. crun (1.8.1 here) fchowns fds 0-2 to the
 // container's root when the container has a user namespace; when stdio is
 // the host's /dev/null (podman --log-driver none, containerd's null IO for
@@ -27,7 +27,7 @@ import (
 // create calls it only for other runtimes; hostdev.bats checks both. A
 // caller that brings its own mappings (of host IDs that own device nodes,
 // say) gets from runc what runc alone would give it.
-func guardStdio() ([]int, error) {
+func GuardStdio() ([]int, error) {
 	var fds []int
 	var rdevs []uint64
 	for fd := 0; fd <= 2; fd++ {

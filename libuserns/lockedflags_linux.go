@@ -1,4 +1,4 @@
-package main
+package libuserns
 
 import (
 	"path/filepath"
@@ -14,8 +14,8 @@ import (
 // exactly the flags the spec lists, so containerd's sandbox /dev/shm
 // (options "rbind", "ro" over a nosuid,nodev,noexec tmpfs) fails in a pod
 // user namespace: "mount ... to rootfs at /dev/shm ... flags: 0x5021:
-// operation not permitted". lockedFlags adds to such a mount the flags its
-// source already has, which changes nothing the container could observe.
+// operation not permitted". LockedFlags adds to such a mount the flags its
+// source already has (LockedFlags), which changes nothing the container could observe.
 
 // remountOptions are the options that make runc remount a bind mount.
 var remountOptions = []string{"ro", "nosuid", "nodev", "noexec", "sync", "dirsync", "mand", "noatime", "nodiratime", "relatime", "strictatime", "nosymfollow"}
@@ -30,11 +30,11 @@ var lockedOptions = []struct {
 	{unix.ST_NOEXEC, "noexec", "exec"},
 }
 
-// lockedFlags returns, by mount index, the options to add to the spec's
+// LockedFlags returns, by mount index, the options to add to the spec's
 // bind mounts that runc will remount: the source's locked flags they miss.
 // A mount that explicitly clears a flag (suid, dev, exec) is left alone:
 // runc reports the conflict in its own words.
-func lockedFlags(s *specs.Spec, bundle string) map[int][]string {
+func LockedFlags(s *specs.Spec, bundle string) map[int][]string {
 	add := map[int][]string{}
 	for i, m := range s.Mounts {
 		if m.Type != "bind" && !slices.Contains(m.Options, "bind") && !slices.Contains(m.Options, "rbind") {
@@ -60,10 +60,10 @@ func lockedFlags(s *specs.Spec, bundle string) map[int][]string {
 	return add
 }
 
-// lockedFlagsModifier adds the options lockedFlags found.
-type lockedFlagsModifier map[int][]string
+// LockedFlagsModifier adds the options LockedFlags found.
+type LockedFlagsModifier map[int][]string
 
-func (m lockedFlagsModifier) Modify(s *specs.Spec) error {
+func (m LockedFlagsModifier) Modify(s *specs.Spec) error {
 	for i, opts := range m {
 		if i < len(s.Mounts) {
 			s.Mounts[i].Options = append(s.Mounts[i].Options, opts...)

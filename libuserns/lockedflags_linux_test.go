@@ -1,4 +1,4 @@
-package main
+package libuserns
 
 import (
 	"os"
@@ -33,11 +33,11 @@ func TestLockedFlags(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := &specs.Spec{Mounts: []specs.Mount{c.mount}}
-			add := lockedFlags(s, "/bundle")
+			add := LockedFlags(s, "/bundle")
 			if !reflect.DeepEqual(add[0], c.want) {
-				t.Fatalf("lockedFlags = %v, want %v", add[0], c.want)
+				t.Fatalf("LockedFlags = %v, want %v", add[0], c.want)
 			}
-			if err := lockedFlagsModifier(add).Modify(s); err != nil {
+			if err := LockedFlagsModifier(add).Modify(s); err != nil {
 				t.Fatal(err)
 			}
 			want := append(append([]string(nil), c.mount.Options...), c.want...)
