@@ -1,7 +1,7 @@
 // Command execwrap is the smallest Go runc wrapper: it execs the real runc
-// with argv untouched and does nothing else. It is the reference for issue
-// 7's stretch target (runc-userns within 1.5 ms of a wrapper that only
-// execs runc): what any Go wrapper pays for its own process start-up.
+// with argv untouched and does nothing else. make bench runs it beside
+// runc-userns as the reference: what any Go wrapper pays for its own
+// process start-up before doing anything.
 // The runtime is set at build time: -ldflags "-X main.runtime=/usr/sbin/runc".
 package main
 

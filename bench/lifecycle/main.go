@@ -22,9 +22,8 @@
 // -mode cmd: each variant is NAME=ARGV (space-separated, no shell); a
 // round is one run of it.
 //
-// -ref NAME adds a column with each variant's median minus NAME's (for
-// issue 7's stretch target: runc-userns against a wrapper that only execs
-// runc).
+// -ref NAME adds a column with each variant's median minus NAME's (make
+// bench: against execwrap, a Go program that only execs runc).
 //
 // -mode gobench reads `go test -bench` output (several -count rounds) on
 // stdin and prints, per benchmark and unit, median, min and max; -pair
