@@ -180,20 +180,48 @@ func boolValue(value string, hasValue bool) bool {
 // and lets runc report the problem in its own words.
 func Parse(args []string) *Invocation {
 	inv := &Invocation{Args: args, Root: DefaultRoot}
+	i, ok := inv.scanGlobal(args)
+	if !ok {
+		return inv
+	}
+	if i < len(args) && args[i] == "--" {
+		i++
+	}
+	if i >= len(args) {
+		return inv
+	}
+	inv.Command = args[i]
+	flags, scanned := commandFlags[inv.Command]
+	if !scanned {
+		return inv
+	}
+	positional, ok := inv.scanCommand(flags, args[i+1:])
+	if !ok || len(positional) != 1 || inv.Help {
+		// runc answers these with its usage text or its own error.
+		return inv
+	}
+	inv.ID = positional[0]
+	inv.Scanned = true
+	return inv
+}
+
+// scanGlobal reads runc's global flags at the head of args and returns the
+// index of the first argument after them; ok is false for an unknown flag
+// or a value flag without its value (runc itself will refuse them).
+func (inv *Invocation) scanGlobal(args []string) (next int, ok bool) {
 	i := 0
 	for ; i < len(args); i++ {
-		name, value, hasValue, ok := splitFlag(args[i])
-		if !ok {
+		name, value, hasValue, isFlag := splitFlag(args[i])
+		if !isFlag {
 			break
 		}
 		kind, known := globalFlags[name]
 		if !known {
-			// runc itself will refuse it; let it say so.
-			return inv
+			return i, false
 		}
 		if kind == valueFlag && !hasValue {
 			if i+1 >= len(args) {
-				return inv
+				return i, false
 			}
 			i++
 			value = args[i]
@@ -213,26 +241,20 @@ func Parse(args []string) *Invocation {
 			inv.Help = boolValue(value, hasValue)
 		}
 	}
-	if i < len(args) && args[i] == "--" {
-		i++
-	}
-	if i >= len(args) {
-		return inv
-	}
-	inv.Command = args[i]
-	flags, scanned := commandFlags[inv.Command]
-	if !scanned {
-		return inv
-	}
-	var positional []string
-	rest := args[i+1:]
+	return i, true
+}
+
+// scanCommand reads the command's flags (those in flags) from rest, the
+// arguments after the command, and returns its positional arguments; ok
+// is false for a flag it does not know or one missing its value. For exec
+// the first positional ends the scan: the rest is the command to run.
+func (inv *Invocation) scanCommand(flags map[string]flagKind, rest []string) (positional []string, ok bool) {
 	for j := 0; j < len(rest); j++ {
 		if rest[j] == "--" {
-			positional = append(positional, rest[j+1:]...)
-			break
+			return append(positional, rest[j+1:]...), true
 		}
-		name, value, hasValue, ok := splitFlag(rest[j])
-		if !ok {
+		name, value, hasValue, isFlag := splitFlag(rest[j])
+		if !isFlag {
 			positional = append(positional, rest[j])
 			if inv.Command == "exec" {
 				break // the rest is the command
@@ -241,11 +263,11 @@ func Parse(args []string) *Invocation {
 		}
 		kind, known := flags[name]
 		if !known {
-			return inv
+			return nil, false
 		}
 		if kind == valueFlag && !hasValue {
 			if j+1 >= len(rest) {
-				return inv
+				return nil, false
 			}
 			j++
 			value = rest[j]
@@ -263,13 +285,7 @@ func Parse(args []string) *Invocation {
 			inv.Help = boolValue(value, hasValue)
 		}
 	}
-	if len(positional) != 1 || inv.Help {
-		// runc answers these with its usage text or its own error.
-		return inv
-	}
-	inv.ID = positional[0]
-	inv.Scanned = true
-	return inv
+	return positional, true
 }
 
 // ValidateID applies the rule runc applies to container IDs (runc's
