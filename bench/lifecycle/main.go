@@ -70,18 +70,40 @@ func main() {
 	flag.Parse()
 	if *mode == "gobench" {
 		if err := gobench(os.Stdin, os.Stdout, *pair); err != nil {
-			fmt.Fprintln(os.Stderr, "lifecycle:", err)
-			os.Exit(1)
+			die(1, "lifecycle: %v", err)
 		}
 		return
 	}
+	vs := variants(*mode, flag.Args())
+	var raw *json.Encoder
+	if *rawPath != "" {
+		f, err := os.OpenFile(*rawPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			die(1, "lifecycle: %v", err)
+		}
+		defer f.Close()
+		raw = json.NewEncoder(f)
+	}
+	samples := measure(vs, *mode, *root, *step, *warm, *n, raw)
+	table(vs, samples, *ref)
+}
+
+// die prints a message and exits with status.
+func die(status int, format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+	os.Exit(status)
+}
+
+// variants reads the variants named on the command line: NAME=RUNTIME for
+// -mode cmd, NAME=RUNTIME=BUNDLE[=CONFIG[=STARTER]] for -mode lifecycle.
+func variants(mode string, args []string) []variant {
 	var vs []variant
-	for _, a := range flag.Args() {
+	for _, a := range args {
 		p := strings.SplitN(a, "=", 5)
 		switch {
-		case *mode == "cmd" && len(p) >= 2:
+		case mode == "cmd" && len(p) >= 2:
 			vs = append(vs, variant{name: p[0], runtime: strings.SplitN(a, "=", 2)[1]})
-		case *mode == "lifecycle" && len(p) >= 3:
+		case mode == "lifecycle" && len(p) >= 3:
 			v := variant{name: p[0], runtime: p[1], bundle: p[2]}
 			if len(p) >= 4 {
 				v.config = p[3]
@@ -91,49 +113,41 @@ func main() {
 			}
 			var err error
 			if v.spec, err = os.ReadFile(filepath.Join(v.bundle, "config.json")); err != nil {
-				fmt.Fprintln(os.Stderr, "lifecycle:", err)
-				os.Exit(1)
+				die(1, "lifecycle: %v", err)
 			}
 			vs = append(vs, v)
 		default:
-			fmt.Fprintf(os.Stderr, "lifecycle: variant %q does not fit -mode %s\n", a, *mode)
-			os.Exit(2)
+			die(2, "lifecycle: variant %q does not fit -mode %s", a, mode)
 		}
 	}
-	var raw *json.Encoder
-	if *rawPath != "" {
-		f, err := os.OpenFile(*rawPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "lifecycle:", err)
-			os.Exit(1)
-		}
-		defer f.Close()
-		raw = json.NewEncoder(f)
-	}
+	return vs
+}
+
+// measure runs warm unmeasured and n measured rounds, each variant once a
+// round in turn, and returns each variant's times (or step's) by round.
+func measure(vs []variant, mode, root, step string, warm, n int, raw *json.Encoder) map[string][]float64 {
 	samples := map[string][]float64{}
-	for i := -*warm; i < *n; i++ {
+	for i := -warm; i < n; i++ {
 		for vi, v := range vs {
 			var r *result
 			var err error
-			if *mode == "cmd" {
+			if mode == "cmd" {
 				r, err = once(v)
 			} else {
-				r, err = cycle(v, *root, fmt.Sprintf("bench-%d-%d", vi, i+*warm))
+				r, err = cycle(v, root, fmt.Sprintf("bench-%d-%d", vi, i+warm))
 			}
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "lifecycle: %s round %d: %v\n", v.name, i, err)
-				os.Exit(1)
+				die(1, "lifecycle: %s round %d: %v", v.name, i, err)
 			}
 			if i < 0 {
 				continue
 			}
 			r.I = i
 			ms := r.MS
-			if *step != "" {
+			if step != "" {
 				var ok bool
-				if ms, ok = r.Steps[*step]; !ok {
-					fmt.Fprintf(os.Stderr, "lifecycle: -step %s: no such step in -mode %s\n", *step, *mode)
-					os.Exit(2)
+				if ms, ok = r.Steps[step]; !ok {
+					die(2, "lifecycle: -step %s: no such step in -mode %s", step, mode)
 				}
 			}
 			samples[v.name] = append(samples[v.name], ms)
@@ -142,22 +156,27 @@ func main() {
 			}
 		}
 	}
+	return samples
+}
+
+// table prints the medians, each against the first variant's (ratio and
+// paired difference with its 95% interval) and, with ref, against ref's.
+func table(vs []variant, samples map[string][]float64, ref string) {
 	base := median(samples[vs[0].name])
 	refM, hasRef := 0.0, false
-	if s, ok := samples[*ref]; ok {
+	if s, ok := samples[ref]; ok {
 		refM, hasRef = median(s), true
 	}
 	head, rule := "", ""
 	if hasRef {
-		head, rule = fmt.Sprintf(" vs %s |", *ref), "---:|"
+		head, rule = fmt.Sprintf(" vs %s |", ref), "---:|"
 	}
 	fmt.Printf("| variant | median ms | min ms | max ms | vs %s | paired Δ vs %s, ms [95%% CI] |%s n |\n|---|---:|---:|---:|---:|---:|%s---:|\n", vs[0].name, vs[0].name, head, rule)
 	for _, v := range vs {
 		// Paired before sorting: samples[name][i] is round i.
 		p, err := pairedDiff(samples[v.name], samples[vs[0].name])
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "lifecycle: %s: %v\n", v.name, err)
-			os.Exit(1)
+			die(1, "lifecycle: %s: %v", v.name, err)
 		}
 		s := append([]float64(nil), samples[v.name]...)
 		sort.Float64s(s)
