@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/runc-userns/runc-userns/internal/config"
+	"github.com/runc-userns/runc-userns/internal/state"
 	"github.com/runc-userns/runc-userns/pool"
 )
 
@@ -141,7 +142,7 @@ func poolRelease(ctx *cli.Context) error {
 		}
 		return err
 	}
-	return unpinPod(layout(cfg.StateDir), owner)
+	return state.Layout(cfg.StateDir).UnpinPod(owner)
 }
 
 // poolGC reclaims the ranges whose containers are all gone (no runc state,
@@ -168,7 +169,7 @@ func poolGC(ctx *cli.Context) error {
 	if err != nil {
 		errs = append(errs, fmt.Errorf("pool gc: %w", err))
 	}
-	lay := layout(cfg.StateDir)
+	lay := state.Layout(cfg.StateDir)
 	pins, err := sweepPins(p, lay)
 	for _, owner := range pins {
 		fmt.Printf("unpinned pod %s: it holds no range\n", owner)
@@ -176,7 +177,7 @@ func poolGC(ctx *cli.Context) error {
 	if err != nil {
 		errs = append(errs, fmt.Errorf("pool gc: pinned user namespaces: %w", err))
 	}
-	n, err := sweepInflight(lay)
+	n, err := lay.SweepInflight()
 	if err != nil {
 		errs = append(errs, fmt.Errorf("pool gc: in-flight markers: %w", err))
 	}
@@ -195,10 +196,10 @@ func poolGC(ctx *cli.Context) error {
 // alive, so an orphan is a leak. The sweep runs under the pool's lock
 // (pool.Sweep): a create pins only after Allocate has recorded its range,
 // so no pin of a pod that holds one, or is getting one, is touched.
-func sweepPins(p *pool.Pool, lay layout) ([]string, error) {
+func sweepPins(p *pool.Pool, lay state.Layout) ([]string, error) {
 	var dropped []string
 	err := p.Sweep(func(held map[string]bool) error {
-		entries, err := os.ReadDir(lay.podsDir())
+		entries, err := os.ReadDir(lay.PodsDir())
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
@@ -210,7 +211,7 @@ func sweepPins(p *pool.Pool, lay layout) ([]string, error) {
 			if held[e.Name()] {
 				continue
 			}
-			if err := unpinPod(lay, e.Name()); err != nil {
+			if err := lay.UnpinPod(e.Name()); err != nil {
 				errs = append(errs, fmt.Errorf("pod %s: %w", e.Name(), err))
 				continue
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/runc-userns/runc-userns/internal/fault"
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
+	"github.com/runc-userns/runc-userns/internal/state"
 	"github.com/runc-userns/runc-userns/libuserns"
 	"github.com/runc-userns/runc-userns/pool"
 )
@@ -118,7 +119,7 @@ func (a *app) podIsPooled(pod oci.Pod) bool {
 	if !pod.InPod || pod.Sandbox || oci.ValidateID(pod.Owner) != nil || !filepath.IsAbs(a.cfg.StateDir) {
 		return false
 	}
-	_, err := os.Lstat(layout(a.cfg.StateDir).pin(pod.Owner))
+	_, err := os.Lstat(state.Layout(a.cfg.StateDir).Pin(pod.Owner))
 	return err == nil
 }
 
@@ -275,13 +276,13 @@ type creation struct {
 	req        oci.Request
 	want       bool // a pool user namespace
 	root       string
-	lay        layout
+	lay        state.Layout
 	pool       *pool.Pool
 	netjoin    netjoin        // the network namespace runc starts in (netjoin.go)
 	netSysctls netSysctls     // written into a foreign network namespace before runc starts (netsysctl.go)
 	join       *pidJoin       // a resolved container:<ID> reference
 	feat       *runc.Features // the real runtime's (plan)
-	marker     *os.File       // the locked in-flight marker (inflight.go)
+	marker     *os.File       // the locked in-flight marker (package state)
 	staging    bool           // the container directory is a StageDir (stageContainerDir)
 	undo       []func() error
 }
@@ -300,12 +301,12 @@ func (c *creation) do(doc *oci.Document) int {
 	if c.root, err = filepath.Abs(c.inv.Root); err != nil {
 		return c.fail(err)
 	}
-	c.lay = layout(c.cfg.StateDir)
+	c.lay = state.Layout(c.cfg.StateDir)
 	// Nothing is taken for a container runc has or another create is
 	// making: everything taken below is named after its ID, and undone
 	// by ID if this create fails.
-	marker, err := acquireInflight(c.lay, c.root, c.id)
-	if errors.Is(err, errRuncHas) {
+	marker, err := c.lay.AcquireInflight(c.root, c.id)
+	if errors.Is(err, state.ErrRuncHas) {
 		return c.exec()
 	}
 	if err != nil {
@@ -313,7 +314,7 @@ func (c *creation) do(doc *oci.Document) int {
 	}
 	c.marker = marker
 	c.undo = append(c.undo, func() error {
-		err := removeInflight(c.lay, c.root, c.id)
+		err := c.lay.RemoveInflight(c.root, c.id)
 		marker.Close()
 		return err
 	})
@@ -368,7 +369,7 @@ func (c *creation) do(doc *oci.Document) int {
 	// runc, where freeing the stack (a TLB shootdown across CPUs) cost the
 	// create's tail ~0.2 ms on the VM measured.
 	libuserns.ReapHolders()
-	if err := inheritMarker(c.marker); err != nil {
+	if err := state.InheritMarker(c.marker); err != nil {
 		c.rollback()
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
 	}
@@ -385,7 +386,7 @@ func (c *creation) do(doc *oci.Document) int {
 	// working directory. Whether the range stays taken depends on whether
 	// runc still has the container (it does not after a failed create, nor
 	// after a foreground run without --keep).
-	if err := detachStaged(c.lay.containerDir(c.root, c.id), false); err != nil {
+	if err := state.DetachStaged(c.lay.ContainerDir(c.root, c.id), false); err != nil {
 		c.log.Warnf("container %s: %v", c.id, err)
 	}
 	// Likewise the pins of a container:<ID> target's namespaces: the
@@ -420,11 +421,11 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 		return nil, nil, err
 	}
 	// What a killed create of this ID left mounted, before anything is
-	// staged again (at the tail only a fast detach runs: detachStaged).
-	if err := detachStaged(c.lay.containerDir(c.root, c.id), true); err != nil {
+	// staged again (at the tail only a fast detach runs: state.DetachStaged).
+	if err := state.DetachStaged(c.lay.ContainerDir(c.root, c.id), true); err != nil {
 		return nil, nil, err
 	}
-	c.undo = append(c.undo, func() error { return removeStaged(c.lay, c.root, c.id) })
+	c.undo = append(c.undo, func() error { return c.lay.RemoveStaged(c.root, c.id) })
 	var mods []modifier
 	// A container:<ID> reference first: joining the target's PID namespace
 	// decides the user namespace too (the target's), and may rule out one
@@ -434,7 +435,7 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 			return nil, nil, err
 		}
 	}
-	join, err := c.resolvePIDJoin(s, c.req, c.root, c.lay.containerDir(c.root, c.id), !feat.NativeIdmap)
+	join, err := c.resolvePIDJoin(s, c.req, c.root, c.lay.ContainerDir(c.root, c.id), !feat.NativeIdmap)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -519,7 +520,7 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 	if c.req.Pod.Sandbox {
 		// What the pod's other containers must share (checkMembership).
 		// No fsync, as for the mapping file.
-		if err := oci.ReplaceFile(c.lay.podCgroup(owner), []byte(oci.PodCgroup(cgroupsPath(s))+"\n"), 0o644); err != nil {
+		if err := oci.ReplaceFile(c.lay.PodCgroup(owner), []byte(oci.PodCgroup(cgroupsPath(s))+"\n"), 0o644); err != nil {
 			ns.Close()
 			return nil, nil, err
 		}
@@ -540,7 +541,7 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 		return nil, nil, err
 	}
 	stamp.Owner, stamp.HostID, stamp.Size = owner, alloc.HostID, alloc.Size
-	stamp.UsernsPath, stamp.Mappings = c.lay.pin(owner), !feat.NativeIdmap
+	stamp.UsernsPath, stamp.Mappings = c.lay.Pin(owner), !feat.NativeIdmap
 	stamp.Rootfs, stamp.Staged = s.Root.Path, staged
 	userns := libuserns.Modifier{Path: stamp.UsernsPath}
 	if stamp.Mappings {
@@ -636,12 +637,12 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 				if err = c.stageContainerDir(); err != nil {
 					return nil, err
 				}
-				if err = mkdirTraversable(c.cfg.StateDir, c.lay.mountsDir(c.root, c.id)); err != nil {
+				if err = state.MkdirTraversable(c.cfg.StateDir, c.lay.MountsDir(c.root, c.id)); err != nil {
 					return nil, err
 				}
 				mountsDirMade = true
 			}
-			dst := c.lay.stagedMount(c.root, c.id, cd.Index)
+			dst := c.lay.StagedMount(c.root, c.id, cd.Index)
 			if err = idmap.MountPropagating(src, dst, fd, cd.Recursion, cd.Propagation); err == nil {
 				staged[cd.Index] = dst
 			}
@@ -669,7 +670,7 @@ func (c *creation) leave(owner string) error {
 	if err != nil || !freed {
 		return err
 	}
-	return unpinPod(c.lay, owner)
+	return c.lay.UnpinPod(owner)
 }
 
 // checkMembership: a container whose annotations put it in pod owner (not
@@ -684,7 +685,7 @@ func (c *creation) checkMembership(owner string, s *specs.Spec) error {
 		return err
 	}
 	var want string
-	rec, err := os.ReadFile(c.lay.podCgroup(owner))
+	rec, err := os.ReadFile(c.lay.PodCgroup(owner))
 	switch {
 	case err == nil:
 		want = strings.TrimSuffix(string(rec), "\n")
@@ -698,7 +699,7 @@ func (c *creation) checkMembership(owner string, s *specs.Spec) error {
 			}
 		}
 		if serr != nil {
-			return fmt.Errorf("container %s: its annotations put it in pod %s, whose cgroup parent cannot be told (no record at %s, and its sandbox's runc state: %v): recreate the pod", c.id, owner, c.lay.podCgroup(owner), serr)
+			return fmt.Errorf("container %s: its annotations put it in pod %s, whose cgroup parent cannot be told (no record at %s, and its sandbox's runc state: %v): recreate the pod", c.id, owner, c.lay.PodCgroup(owner), serr)
 		}
 		want = st.Config.Cgroups.PodCgroup()
 	default:
@@ -725,7 +726,7 @@ func cgroupsPath(s *specs.Spec) string {
 // the sandbox. The mapping file beside the pin says which range it maps, so
 // a pin left from an earlier allocation is never reused for another.
 func (c *creation) ensurePin(owner string, alloc pool.Allocation, mapping []specs.LinuxIDMapping) (*os.File, error) {
-	pin, mapFile := c.lay.pin(owner), c.lay.mapping(owner)
+	pin, mapFile := c.lay.Pin(owner), c.lay.Mapping(owner)
 	want := fmt.Sprintf("%d %d\n", alloc.HostID, alloc.Size)
 	hostIDs := fmt.Sprintf("host IDs %d-%d", alloc.HostID, uint64(alloc.HostID)+uint64(alloc.Size)-1)
 	if ns, err := libuserns.OpenPinned(pin); err == nil {
@@ -736,7 +737,7 @@ func (c *creation) ensurePin(owner string, alloc pool.Allocation, mapping []spec
 		if !c.req.Pod.Sandbox {
 			return nil, fmt.Errorf("pod %s: the user namespace pinned at %s does not map the pod's range (%s): recreate the pod", owner, pin, hostIDs)
 		}
-		if err := unpinPod(c.lay, owner); err != nil {
+		if err := c.lay.UnpinPod(owner); err != nil {
 			return nil, err
 		}
 	} else if !c.req.Pod.Sandbox {
@@ -748,7 +749,7 @@ func (c *creation) ensurePin(owner string, alloc pool.Allocation, mapping []spec
 			return nil, err
 		}
 	}
-	if err := os.MkdirAll(c.lay.podDir(owner), 0o711); err != nil {
+	if err := os.MkdirAll(c.lay.PodDir(owner), 0o711); err != nil {
 		return nil, err
 	}
 	ns, err := libuserns.NewUserns(mapping, mapping)
@@ -773,7 +774,7 @@ func (c *creation) ensurePin(owner string, alloc pool.Allocation, mapping []spec
 // rootfs (what containerd's shim hands us) an equivalent overlay over
 // idmapped lower layers. root is the pod root's host ID.
 func (c *creation) stageRootfs(src string, ns *os.File, root int) (string, error) {
-	staged := c.lay.stagedRootfs(c.root, c.id)
+	staged := c.lay.StagedRootfs(c.root, c.id)
 	if err := c.stageContainerDir(); err != nil {
 		return "", err
 	}
@@ -783,7 +784,7 @@ func (c *creation) stageRootfs(src string, ns *os.File, root int) (string, error
 	ov, err := idmap.OverlayAt(src)
 	switch {
 	case err == nil:
-		if err := idmap.StageOverlay(ov, staged, c.lay.layersDir(c.root, c.id), int(ns.Fd()), root, root); err != nil {
+		if err := idmap.StageOverlay(ov, staged, c.lay.LayersDir(c.root, c.id), int(ns.Fd()), root, root); err != nil {
 			return "", fmt.Errorf("idmap overlay rootfs %s: %w", src, err)
 		}
 	case errors.Is(err, idmap.ErrNotOverlay):
@@ -807,14 +808,14 @@ func (c *creation) stageRootfs(src string, ns *os.File, root int) (string, error
 // anything is mounted below it, a mount of its own (idmap.StageDir): the
 // staged rootfs, bind mounts and overlay layers and a container:<ID>
 // target's pins all sit below it, and the create's tail detaches them
-// with one umount (detachStaged), which waits for one RCU grace period
-// rather than one for each staging directory.
+// with one umount (state.DetachStaged), which waits for one RCU grace
+// period rather than one for each staging directory.
 func (c *creation) stageContainerDir() error {
 	if c.staging {
 		return nil
 	}
-	dir := c.lay.containerDir(c.root, c.id)
-	if err := mkdirTraversable(c.cfg.StateDir, dir); err != nil {
+	dir := c.lay.ContainerDir(c.root, c.id)
+	if err := state.MkdirTraversable(c.cfg.StateDir, dir); err != nil {
 		return err
 	}
 	if err := idmap.StageDir(dir); err != nil {
@@ -822,22 +823,6 @@ func (c *creation) stageContainerDir() error {
 	}
 	c.staging = true
 	return nil
-}
-
-// stagedEntries lists a container's staging mount points, the overlay (or
-// rootfs clone) first, then what it is built on: the order to detach in.
-func stagedEntries(lay layout, root, id string) ([]string, error) {
-	entries := []string{lay.stagedRootfs(root, id)}
-	for _, dir := range []string{lay.mountsDir(root, id), lay.layersDir(root, id)} {
-		list, err := os.ReadDir(dir)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-		for _, e := range list {
-			entries = append(entries, filepath.Join(dir, e.Name()))
-		}
-	}
-	return entries, nil
 }
 
 // chownRootfs is the opt-in fallback for a rootfs that cannot be idmapped.
@@ -849,130 +834,6 @@ func (c *creation) chownRootfs(src, staged string, root int) error {
 	}
 	c.log.Warnf("container %s: rootfs %s (%s) cannot be idmapped: chowned %d entries to the pod's range in %s (userns.rootfsChown); the image stays owned by that range", c.id, src, idmap.FSType(src), n, time.Since(start).Round(time.Millisecond))
 	return idmap.BindClone(src, staged)
-}
-
-// detachStaged detaches a container's staging mounts (rootfs, bind
-// mounts, overlay layers, a container:<ID> target's pins); the files and
-// directories stay. They all sit on the container directory's own mount
-// (stageContainerDir), detached with its contents in one umount. What an
-// older create staged sits on one mount for each staging directory
-// (rootfs, mounts, layers), or on its own mounts below a plain directory:
-// thorough tries each staging directory and every entry below it, for a
-// leftover of any create; without it, that runs only when the container
-// directory was not a mount (an umount of a plain directory fails at
-// once, EINVAL, but a dozen of them cost ~0.3 ms), which is enough on the
-// tail of a create that cleaned up first (plan).
-func detachStaged(containerDir string, thorough bool) error {
-	detached, err := idmap.DetachAll(containerDir)
-	if err != nil || (detached && !thorough) {
-		return err
-	}
-	for i, dir := range stagingMounts(containerDir) {
-		nested := i > 0 // [0], the rootfs, is one mount: nothing below it was staged
-		if err := detachStagingDir(dir, nested, thorough); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// detachStagingDir detaches what is mounted at dir and, when nested, below
-// it (see detachStaged).
-func detachStagingDir(dir string, nested, thorough bool) error {
-	detached, err := idmap.DetachAll(dir)
-	if err != nil || !nested || (detached && !thorough) {
-		return err
-	}
-	list, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	for _, e := range list {
-		if err := idmap.Detach(filepath.Join(dir, e.Name())); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// removeStaged detaches a container's staging mounts and removes their
-// files and directories. Never os.RemoveAll: an entry could still be a
-// mount of the container's image or of a volume.
-func removeStaged(lay layout, root, id string) error {
-	if err := detachStaged(lay.containerDir(root, id), true); err != nil {
-		return err
-	}
-	entries, err := stagedEntries(lay, root, id)
-	if err != nil {
-		return err
-	}
-	// A record's temp file, left by a create killed while writing it,
-	// would keep the container's directory.
-	if err := oci.RemoveTemps(lay.netjoinRecord(root, id)); err != nil {
-		return fmt.Errorf("remove staging entry: %w", err)
-	}
-	// netns.tmp: the temp name of releases before ReplaceFile's.
-	entries = append(entries, lay.netjoinRecord(root, id), lay.netjoinRecord(root, id)+".tmp", lay.mountsDir(root, id), lay.layersDir(root, id), lay.containerDir(root, id))
-	for _, p := range entries {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("remove staging entry: %w", err)
-		}
-	}
-	_ = os.Remove(filepath.Dir(lay.containerDir(root, id))) // the root's dir, if now empty
-	return nil
-}
-
-// unpinPod drops the pod's pinned user namespace and its directory.
-func unpinPod(lay layout, owner string) error {
-	if err := libuserns.Unpin(lay.pin(owner)); err != nil {
-		return err
-	}
-	for _, f := range []string{lay.mapping(owner), lay.podCgroup(owner)} {
-		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		if err := oci.RemoveTemps(f); err != nil {
-			return fmt.Errorf("remove pod dir: %w", err)
-		}
-	}
-	if err := os.Remove(lay.podDir(owner)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove pod dir: %w", err)
-	}
-	return nil
-}
-
-// mkdirTraversable creates dir and its parents below base with mode 0711,
-// makes base traversable, and checks that every directory above base can
-// be searched by others: runc mounts the staged rootfs from inside the
-// pod's user namespace, where host permissions for "other" apply.
-func mkdirTraversable(base, dir string) error {
-	base, dir = filepath.Clean(base), filepath.Clean(dir)
-	if !strings.HasPrefix(dir, base+"/") && dir != base {
-		return fmt.Errorf("%s is not below stateDir %s", dir, base) // never chmod outside it
-	}
-	if err := os.MkdirAll(dir, 0o711); err != nil {
-		return err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if err := os.Chmod(d, 0o711); err != nil {
-			return err
-		}
-		if d == base || d == filepath.Dir(d) {
-			break
-		}
-	}
-	for d := filepath.Dir(base); ; d = filepath.Dir(d) {
-		st, err := os.Stat(d)
-		if err != nil {
-			return err
-		}
-		if st.Mode().Perm()&0o001 == 0 {
-			return fmt.Errorf("stateDir %s is not reachable from a pod's user namespace: %s has mode %#o; give it search permission for others (chmod o+x) or choose another stateDir", base, d, st.Mode().Perm())
-		}
-		if d == filepath.Dir(d) {
-			return nil
-		}
-	}
 }
 
 type rootfsModifier string

@@ -11,6 +11,7 @@ import (
 	"github.com/runc-userns/runc-userns/internal/fault"
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
+	"github.com/runc-userns/runc-userns/internal/state"
 	"github.com/runc-userns/runc-userns/pool"
 )
 
@@ -71,7 +72,7 @@ func (a *app) delete() int {
 	// No state.json, but a create of the ID may still be running (a
 	// retried delete): what it has taken is not ours to release.
 	// The marker stays locked until the release is done.
-	marker, err := holdForRelease(layout(stateDir), root, id)
+	marker, err := state.Layout(stateDir).HoldForRelease(root, id)
 	if err != nil {
 		err = fmt.Errorf("container %s: %w", id, err)
 		if status == 0 {
@@ -108,18 +109,19 @@ func (a *app) delete() int {
 // pod's user namespace. Idempotent: containerd calls delete more than once.
 //
 // The in-flight marker goes last: a delete that found no state.json holds
-// its lock meanwhile (holdForRelease), and a lock excludes a create of the
-// same ID only while the marker's path names the locked file.
+// its lock meanwhile (state.Layout.HoldForRelease), and a lock excludes a
+// create of the same ID only while the marker's path names the locked
+// file.
 func release(stateDir, root, id, owner string, log logrus.FieldLogger) error {
-	lay := layout(stateDir)
+	lay := state.Layout(stateDir)
 	if err := releaseContainer(lay, root, id, owner, log); err != nil {
 		return err
 	}
-	return removeInflight(lay, root, id)
+	return lay.RemoveInflight(root, id)
 }
 
 // releaseContainer is release but for the in-flight marker.
-func releaseContainer(lay layout, root, id, owner string, log logrus.FieldLogger) error {
+func releaseContainer(lay state.Layout, root, id, owner string, log logrus.FieldLogger) error {
 	if err := removeLeftovers(lay, root, id); err != nil {
 		return err
 	}
@@ -145,17 +147,17 @@ func releaseContainer(lay layout, root, id, owner string, log logrus.FieldLogger
 	// Killed here, the pin outlives the range: a retried delete finds
 	// no owner any more, and only `pool gc` (sweepPins) drops it.
 	fault.Point(fault.Released)
-	return unpinPod(lay, owner)
+	return lay.UnpinPod(owner)
 }
 
 // removeLeftovers removes what a container leaves besides its range, but
 // for its in-flight marker (which callers remove last): its PID-join pins,
 // staging mounts and directories.
-func removeLeftovers(lay layout, root, id string) error {
-	if err := releasePIDJoin(lay.containerDir(root, id)); err != nil {
+func removeLeftovers(lay state.Layout, root, id string) error {
+	if err := releasePIDJoin(lay.ContainerDir(root, id)); err != nil {
 		return err
 	}
-	return removeStaged(lay, root, id)
+	return lay.RemoveStaged(root, id)
 }
 
 // poolExists reports whether stateDir holds a pool's records (or an older

@@ -236,8 +236,9 @@ func straySlots(ranges []pool.Range, slot uint32, allocs []pool.Allocation) []st
 // untraversable returns the first existing ancestor of stateDir (not
 // stateDir itself, which runc-userns creates and chmods 0711) that others
 // cannot search, with its mode: a pod's root, an unprivileged host ID,
-// must reach the staged rootfs under stateDir (the rule mkdirTraversable
-// enforces at create). Missing ancestors are created 0711, so they pass.
+// must reach the staged rootfs under stateDir (the rule
+// state.MkdirTraversable enforces at create). Missing ancestors are
+// created 0711, so they pass.
 func untraversable(stateDir string, stat func(string) (fs.FileInfo, error)) (string, fs.FileMode, error) {
 	for d := filepath.Dir(filepath.Clean(stateDir)); ; d = filepath.Dir(d) {
 		st, err := stat(d)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
+	"github.com/runc-userns/runc-userns/internal/state"
 	"github.com/runc-userns/runc-userns/netns"
 )
 
@@ -51,13 +52,9 @@ type netjoin struct {
 	id   netns.ID
 }
 
-func (l layout) netjoinRecord(root, id string) string {
-	return filepath.Join(l.containerDir(root, id), "netns")
-}
-
 // writeNetjoin records the namespace at path for the container (0600,
 // written whole before it is renamed into place).
-func writeNetjoin(lay layout, root, id, path string) (netjoin, error) {
+func writeNetjoin(lay state.Layout, root, id, path string) (netjoin, error) {
 	if strings.ContainsRune(path, '\n') {
 		return netjoin{}, fmt.Errorf("the path has a newline: name the network namespace by a path without one")
 	}
@@ -66,7 +63,7 @@ func writeNetjoin(lay layout, root, id, path string) (netjoin, error) {
 		return netjoin{}, err
 	}
 	f.Close()
-	rec := lay.netjoinRecord(root, id)
+	rec := lay.NetjoinRecord(root, id)
 	if err := os.MkdirAll(filepath.Dir(rec), 0o711); err != nil {
 		return netjoin{}, err
 	}
@@ -78,8 +75,8 @@ func writeNetjoin(lay layout, root, id, path string) (netjoin, error) {
 
 // readNetjoin returns the container's record; found is false when it has
 // none (the common case: one failed open).
-func readNetjoin(lay layout, root, id string) (nj netjoin, found bool, err error) {
-	f, err := os.Open(lay.netjoinRecord(root, id))
+func readNetjoin(lay state.Layout, root, id string) (nj netjoin, found bool, err error) {
+	f, err := os.Open(lay.NetjoinRecord(root, id))
 	if errors.Is(err, os.ErrNotExist) {
 		return netjoin{}, false, nil
 	}
@@ -175,9 +172,9 @@ func (a *app) netjoinOf(root, id string) (nj netjoin, found bool, err error) {
 	if stamp.Netns == "" {
 		return netjoin{}, false, nil
 	}
-	nj, found, err = readNetjoin(layout(stamp.StateDir), root, id)
+	nj, found, err = readNetjoin(state.Layout(stamp.StateDir), root, id)
 	if err == nil && !found {
-		err = fmt.Errorf("runc-userns entered network namespace %s for it at create, but its record %s is gone: refusing to exec a process in the host's network namespace; delete and recreate the container", stamp.Netns, layout(stamp.StateDir).netjoinRecord(root, id))
+		err = fmt.Errorf("runc-userns entered network namespace %s for it at create, but its record %s is gone: refusing to exec a process in the host's network namespace; delete and recreate the container", stamp.Netns, state.Layout(stamp.StateDir).NetjoinRecord(root, id))
 	}
 	return nj, err == nil, err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
+	"github.com/runc-userns/runc-userns/internal/state"
 )
 
 func TestNetjoinModifier(t *testing.T) {
@@ -40,7 +41,7 @@ func TestNetjoinModifier(t *testing.T) {
 }
 
 func TestNetjoinRecord(t *testing.T) {
-	lay := layout(t.TempDir())
+	lay := state.Layout(t.TempDir())
 	if _, found, err := readNetjoin(lay, "/r", "c1"); found || err != nil {
 		t.Fatalf("no record: found %v, err %v", found, err)
 	}
@@ -69,7 +70,7 @@ func TestNetjoinRecord(t *testing.T) {
 		t.Errorf("a path with a newline: %v, want it refused", err)
 	}
 	for _, bad := range []string{"1 2 relative\n", "1 2\n", "x 2 /p\n", "1 -2 /p\n", "1 2 /p"} {
-		if err := os.WriteFile(lay.netjoinRecord("/r", "c1"), []byte(bad), 0o600); err != nil {
+		if err := os.WriteFile(lay.NetjoinRecord("/r", "c1"), []byte(bad), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := readNetjoin(lay, "/r", "c1"); err == nil {
@@ -123,7 +124,7 @@ func TestNetjoinOf(t *testing.T) {
 	writeState(t, root, "entered", stamp("/proc/self/ns/net", key))
 	writeState(t, root, "lost", stamp("/proc/self/ns/net", key))
 	writeState(t, root, "forged", stamp("/proc/self/ns/net", make([]byte, 32)))
-	want, err := writeNetjoin(layout(stateDir), root, "entered", "/proc/self/ns/net")
+	want, err := writeNetjoin(state.Layout(stateDir), root, "entered", "/proc/self/ns/net")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestNetjoinOf(t *testing.T) {
 		{id: "plain"},
 		{id: "stamped"},
 		{id: "entered", found: true},
-		{id: "lost", wantErr: "its record " + layout(stateDir).netjoinRecord(root, "lost") + " is gone: refusing to exec"},
+		{id: "lost", wantErr: "its record " + state.Layout(stateDir).NetjoinRecord(root, "lost") + " is gone: refusing to exec"},
 		{id: "forged", wantErr: "does not verify"},
 	}
 	for _, c := range cases {

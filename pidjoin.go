@@ -10,6 +10,7 @@ import (
 
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
+	"github.com/runc-userns/runc-userns/internal/state"
 	"github.com/runc-userns/runc-userns/libuserns"
 	"github.com/runc-userns/runc-userns/nsjoin"
 )
@@ -162,7 +163,7 @@ func (j *pidJoin) planUserns(a *app, s *specs.Spec, req oci.Request, withMapping
 		}
 		return nil
 	}
-	if want, err := a.wantUserns(s, req); err == nil && want && !req.Pod.Sandbox && t.Userns == layout(a.cfg.StateDir).pin(req.Pod.Owner) {
+	if want, err := a.wantUserns(s, req); err == nil && want && !req.Pod.Sandbox && t.Userns == state.Layout(a.cfg.StateDir).Pin(req.Pod.Owner) {
 		j.takes = false // the pool gives it the same namespace
 		return nil
 	}
@@ -257,7 +258,7 @@ func usernsConflict(s *specs.Spec, t *nsjoin.Target, ours func(string) bool) err
 func (a *app) podUsernsPins(id string, annotations map[string]string) []string {
 	var out []string
 	if owner := oci.PodOf(id, annotations).Owner; oci.ValidateID(owner) == nil {
-		out = append(out, layout(a.cfg.StateDir).pin(owner))
+		out = append(out, state.Layout(a.cfg.StateDir).Pin(owner))
 	}
 	if v, ok := annotations[oci.AnnotationStamp]; ok {
 		if st, err := oci.DecodeStamp(v); err == nil && st.UsernsPath != "" && a.verifyStamp(st) == nil {

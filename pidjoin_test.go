@@ -14,6 +14,7 @@ import (
 
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/internal/state"
 	"github.com/runc-userns/runc-userns/libuserns"
 	"github.com/runc-userns/runc-userns/nsjoin"
 )
@@ -207,7 +208,7 @@ func TestPlanUserns(t *testing.T) {
 			target := &nsjoin.Target{ID: "t", PID: 42, PIDNS: nsjoin.PIDNSPin(pinDir)}
 			switch c.targetUserns {
 			case "pod":
-				target.Userns = layout(a.cfg.StateDir).pin("p")
+				target.Userns = state.Layout(a.cfg.StateDir).Pin("p")
 			case "own":
 				target.Userns = nsjoin.UsernsPin(pinDir)
 			}
@@ -305,18 +306,18 @@ func TestResolvePIDJoinWithoutReference(t *testing.T) {
 
 func TestPodUsernsPins(t *testing.T) {
 	a := testApp(t, config.ModeAnnotation)
-	lay := layout(a.cfg.StateDir)
+	lay := state.Layout(a.cfg.StateDir)
 	cases := []struct {
 		name string
 		id   string
 		ann  map[string]string
 		want []string
 	}{
-		{"app container", "c1", map[string]string{oci.CRISandboxID: "p", oci.CRIContainerType: "container"}, []string{lay.pin("p")}},
-		{"sandbox", "p", map[string]string{oci.CRISandboxID: "p", oci.CRIContainerType: "sandbox"}, []string{lay.pin("p")}},
-		{"standalone", "solo", nil, []string{lay.pin("solo")}},
+		{"app container", "c1", map[string]string{oci.CRISandboxID: "p", oci.CRIContainerType: "container"}, []string{lay.Pin("p")}},
+		{"sandbox", "p", map[string]string{oci.CRISandboxID: "p", oci.CRIContainerType: "sandbox"}, []string{lay.Pin("p")}},
+		{"standalone", "solo", nil, []string{lay.Pin("solo")}},
 		{"invalid sandbox ID", "c1", map[string]string{oci.CRISandboxID: "../p", oci.CRIContainerType: "container"}, nil},
-		{"forged stamp is ignored", "c1", map[string]string{oci.CRISandboxID: "p", oci.CRIContainerType: "container", oci.AnnotationStamp: `{"v":1,"usernsPath":"/forged","mac":"00"}`}, []string{lay.pin("p")}},
+		{"forged stamp is ignored", "c1", map[string]string{oci.CRISandboxID: "p", oci.CRIContainerType: "container", oci.AnnotationStamp: `{"v":1,"usernsPath":"/forged","mac":"00"}`}, []string{lay.Pin("p")}},
 	}
 	key, err := oci.StampKey(a.cfg.StateDir, true)
 	if err != nil {
@@ -329,7 +330,7 @@ func TestPodUsernsPins(t *testing.T) {
 		id   string
 		ann  map[string]string
 		want []string
-	}{"stamp of this node", "c1", map[string]string{oci.CRISandboxID: "p", oci.CRIContainerType: "container", oci.AnnotationStamp: signed.Encode()}, []string{lay.pin("p"), "/old/state/pods/p/userns"}})
+	}{"stamp of this node", "c1", map[string]string{oci.CRISandboxID: "p", oci.CRIContainerType: "container", oci.AnnotationStamp: signed.Encode()}, []string{lay.Pin("p"), "/old/state/pods/p/userns"}})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if got := a.podUsernsPins(c.id, c.ann); !reflect.DeepEqual(got, c.want) {

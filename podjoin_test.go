@@ -10,6 +10,7 @@ import (
 
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/internal/state"
 )
 
 // An app container of a pod whose sandbox holds a pool user namespace
@@ -62,7 +63,7 @@ func TestWantUsernsPooledPod(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			a := testApp(t, c.mode)
 			if c.pinned {
-				pin := layout(a.cfg.StateDir).pin(pod)
+				pin := state.Layout(a.cfg.StateDir).Pin(pod)
 				if err := os.MkdirAll(filepath.Dir(pin), 0o700); err != nil {
 					t.Fatal(err)
 				}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
+	"github.com/runc-userns/runc-userns/internal/state"
 	"github.com/runc-userns/runc-userns/pool"
 )
 
@@ -18,7 +19,7 @@ import (
 // to rebuild a lost state from their stamps, and what to release besides
 // the range when it reclaims one.
 func poolHooks(stateDir string, log logrus.FieldLogger) pool.Hooks {
-	lay := layout(stateDir)
+	lay := state.Layout(stateDir)
 	return pool.Hooks{
 		Alive: func(root, id string) bool { return memberAlive(lay, root, id) },
 		Scan:  func(roots []string) ([]pool.Allocation, error) { return scanContainers(stateDir, roots) },
@@ -45,10 +46,10 @@ func poolHooks(stateDir string, log logrus.FieldLogger) pool.Hooks {
 // reclaim found the member dead holds the marker, and what is named after
 // the ID is that create's now (it cannot have a range yet: the reclaim
 // holds the pool's lock).
-func releaseDeadPod(lay layout, a pool.Allocation) error {
+func releaseDeadPod(lay state.Layout, a pool.Allocation) error {
 	for _, m := range a.Members {
-		marker, err := lockIdleMarker(lay, a.Root, m)
-		if errors.Is(err, errMarkerBusy) {
+		marker, err := lay.LockIdleMarker(a.Root, m)
+		if errors.Is(err, state.ErrMarkerBusy) {
 			continue
 		}
 		if err != nil {
@@ -56,20 +57,20 @@ func releaseDeadPod(lay layout, a pool.Allocation) error {
 		}
 		err = removeLeftovers(lay, a.Root, m)
 		if err == nil {
-			err = removeInflight(lay, a.Root, m)
+			err = lay.RemoveInflight(a.Root, m)
 		}
 		marker.Close()
 		if err != nil {
 			return err
 		}
 	}
-	return unpinPod(lay, a.Owner)
+	return lay.UnpinPod(a.Owner)
 }
 
 // memberAlive: container id of runc root may still use its range. The
-// in-flight marker is checked before runc's state (see inflight.go).
-func memberAlive(lay layout, root, id string) bool {
-	if inflightBusy(lay.inflight(root, id)) {
+// in-flight marker is checked before runc's state (see package state).
+func memberAlive(lay state.Layout, root, id string) bool {
+	if state.InflightBusy(lay.Inflight(root, id)) {
 		return true
 	}
 	st, err := runc.ReadState(root, id)
@@ -79,7 +80,7 @@ func memberAlive(lay layout, root, id string) bool {
 	if err != nil {
 		return true // unreadable: never free a range on a guess
 	}
-	return processAlive(st.InitPID, st.InitStart)
+	return state.ProcessAlive(st.InitPID, st.InitStart)
 }
 
 // scanContainers lists the ranges the live containers under roots hold,
@@ -114,7 +115,7 @@ func scanContainers(stateDir string, roots []string) ([]pool.Allocation, error) 
 			// A container whose init is gone holds nothing (reclaim's rule,
 			// memberAlive): one kept stopped for its logs may carry the
 			// stamp of a range reclaimed and given to another pod since.
-			if !processAlive(st.InitPID, st.InitStart) && !inflightBusy(layout(stateDir).inflight(root, id)) {
+			if !state.ProcessAlive(st.InitPID, st.InitStart) && !state.InflightBusy(state.Layout(stateDir).Inflight(root, id)) {
 				continue
 			}
 			v, ok := st.Annotation(oci.AnnotationStamp)
@@ -128,7 +129,7 @@ func scanContainers(stateDir string, roots []string) ([]pool.Allocation, error) 
 			out = append(out, pool.Allocation{Owner: s.Owner, HostID: s.HostID, Size: s.Size, Root: filepath.Clean(s.Root), Members: []string{id}})
 		}
 	}
-	claims, err := busyInflightClaims(layout(stateDir))
+	claims, err := state.Layout(stateDir).BusyInflightClaims()
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +159,7 @@ func (c *creation) markInflight(p *pool.Pool) {
 		if member != c.id {
 			return nil
 		}
-		return writeInflight(f.Name(), inflightRecord{Owner: a.Owner, HostID: a.HostID, Size: a.Size, Root: a.Root, Member: member})
+		return state.WriteInflight(f.Name(), state.InflightRecord{Owner: a.Owner, HostID: a.HostID, Size: a.Size, Root: a.Root, Member: member})
 	}
 	p.SetHooks(h)
 }

@@ -1,4 +1,4 @@
-package main
+package state
 
 import (
 	"errors"
@@ -14,14 +14,13 @@ import (
 
 	"github.com/runc-userns/runc-userns/idmap"
 	"github.com/runc-userns/runc-userns/internal/procfs"
-	"github.com/runc-userns/runc-userns/pool"
 )
 
 // inflightEnv: a state dir and a runc root, with container id's state.json
 // there or not.
-func inflightEnv(t *testing.T, id string, runcHasIt bool) (layout, string) {
+func inflightEnv(t *testing.T, id string, runcHasIt bool) (Layout, string) {
 	t.Helper()
-	lay, root := layout(t.TempDir()), t.TempDir()
+	lay, root := Layout(t.TempDir()), t.TempDir()
 	if runcHasIt {
 		if err := os.MkdirAll(filepath.Join(root, id), 0o700); err != nil {
 			t.Fatal(err)
@@ -50,58 +49,58 @@ func TestAcquireInflight(t *testing.T) {
 	}{
 		{name: "free", want: ""},
 		{name: "another create holds it", held: true, want: "another create of this container is running"},
-		{name: "runc has it", runcHasIt: true, want: errRuncHas.Error()},
-		{name: "runc has it and its init holds the marker", runcHasIt: true, held: true, want: errRuncHas.Error()},
+		{name: "runc has it", runcHasIt: true, want: ErrRuncHas.Error()},
+		{name: "runc has it and its init holds the marker", runcHasIt: true, held: true, want: ErrRuncHas.Error()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			lay, root := inflightEnv(t, "c1", tt.runcHasIt)
 			if tt.held {
 				// Taken before state.json exists, as by the create that made it.
-				other, err := acquireInflight(lay, t.TempDir(), "c1")
+				other, err := lay.AcquireInflight(t.TempDir(), "c1")
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer other.Close()
 				// The same marker path: markers are named by root too.
-				if err := os.Rename(other.Name(), lay.inflight(root, "c1")); err != nil {
+				if err := os.Rename(other.Name(), lay.Inflight(root, "c1")); err != nil {
 					t.Fatal(err)
 				}
 			}
-			f, err := acquireInflight(lay, root, "c1")
+			f, err := lay.AcquireInflight(root, "c1")
 			if tt.want == "" {
 				if err != nil {
-					t.Fatalf("acquireInflight: %v", err)
+					t.Fatalf("AcquireInflight: %v", err)
 				}
 				defer f.Close()
-				if !inflightBusy(lay.inflight(root, "c1")) {
-					t.Error("the marker is not locked after acquireInflight")
+				if !InflightBusy(lay.Inflight(root, "c1")) {
+					t.Error("the marker is not locked after AcquireInflight")
 				}
 				// Close-on-exec until runc is about to start: only runc
 				// inherits it.
 				if flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC == 0 {
 					t.Errorf("marker fd flags %#x, %v: want FD_CLOEXEC", flags, err)
 				}
-				if err := inheritMarker(f); err != nil {
+				if err := InheritMarker(f); err != nil {
 					t.Fatal(err)
 				}
 				if flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC != 0 {
-					t.Errorf("marker fd flags %#x, %v after inheritMarker: want no FD_CLOEXEC", flags, err)
+					t.Errorf("marker fd flags %#x, %v after InheritMarker: want no FD_CLOEXEC", flags, err)
 				}
-				if !inflightBusy(lay.inflight(root, "c1")) {
-					t.Error("the marker is not locked after inheritMarker")
+				if !InflightBusy(lay.Inflight(root, "c1")) {
+					t.Error("the marker is not locked after InheritMarker")
 				}
 				return
 			}
 			if err == nil {
 				f.Close()
-				t.Fatalf("acquireInflight: no error, want %q", tt.want)
+				t.Fatalf("AcquireInflight: no error, want %q", tt.want)
 			}
 			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("acquireInflight: %v, want %q", err, tt.want)
+				t.Errorf("AcquireInflight: %v, want %q", err, tt.want)
 			}
-			if tt.runcHasIt != errors.Is(err, errRuncHas) {
-				t.Errorf("errors.Is(%v, errRuncHas) = %v", err, !tt.runcHasIt)
+			if tt.runcHasIt != errors.Is(err, ErrRuncHas) {
+				t.Errorf("errors.Is(%v, ErrRuncHas) = %v", err, !tt.runcHasIt)
 			}
 		})
 	}
@@ -112,15 +111,15 @@ func TestAcquireInflight(t *testing.T) {
 func TestAcquireInflightAfterRelease(t *testing.T) {
 	shortWaits(t)
 	lay, root := inflightEnv(t, "c1", false)
-	first, err := acquireInflight(lay, root, "c1")
+	first, err := lay.AcquireInflight(root, "c1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := acquireInflight(lay, root, "c1"); err == nil {
+	if _, err := lay.AcquireInflight(root, "c1"); err == nil {
 		t.Fatal("a second create got the marker of one in flight")
 	}
 	first.Close()
-	second, err := acquireInflight(lay, root, "c1")
+	second, err := lay.AcquireInflight(root, "c1")
 	if err != nil {
 		t.Fatalf("after the first create ended: %v", err)
 	}
@@ -146,14 +145,14 @@ func TestHoldForRelease(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			lay, root := inflightEnv(t, "c1", tt.runcHasIt)
 			if tt.held == -1 {
-				if err := os.MkdirAll(lay.inflightDir(), 0o700); err != nil {
+				if err := os.MkdirAll(lay.InflightDir(), 0o700); err != nil {
 					t.Fatal(err)
 				}
 			}
 			if tt.held >= 0 {
 				// Taken first, with no state.json, as a create's is.
-				f, err := acquireInflight(lay, root, "c1")
-				if err != nil && !(tt.runcHasIt && errors.Is(err, errRuncHas)) {
+				f, err := lay.AcquireInflight(root, "c1")
+				if err != nil && !(tt.runcHasIt && errors.Is(err, ErrRuncHas)) {
 					t.Fatal(err)
 				}
 				if f != nil {
@@ -169,28 +168,28 @@ func TestHoldForRelease(t *testing.T) {
 					}
 				}
 			}
-			held, err := holdForRelease(lay, root, "c1")
+			held, err := lay.HoldForRelease(root, "c1")
 			if (err != nil) != tt.wantErr {
-				t.Fatalf("holdForRelease: %v, want an error: %v", err, tt.wantErr)
+				t.Fatalf("HoldForRelease: %v, want an error: %v", err, tt.wantErr)
 			}
 			if err != nil {
 				if !strings.Contains(err.Error(), "nothing was released") {
-					t.Errorf("holdForRelease: %v: does not say nothing was released", err)
+					t.Errorf("HoldForRelease: %v: does not say nothing was released", err)
 				}
 				return
 			}
 			if tt.held == -2 {
 				if held != nil {
-					t.Fatalf("holdForRelease held %s", held.Name())
+					t.Fatalf("HoldForRelease held %s", held.Name())
 				}
-				if _, err := os.Lstat(lay.inflightDir()); !errors.Is(err, os.ErrNotExist) {
-					t.Fatalf("holdForRelease made %s: %v", lay.inflightDir(), err)
+				if _, err := os.Lstat(lay.InflightDir()); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("HoldForRelease made %s: %v", lay.InflightDir(), err)
 				}
 				return
 			}
 			// Held: a create of the same ID waits, then gives up.
 			defer held.Close()
-			if f, err := acquireInflight(lay, root, "c1"); err == nil || !strings.Contains(err.Error(), "another create of this container is running") {
+			if f, err := lay.AcquireInflight(root, "c1"); err == nil || !strings.Contains(err.Error(), "another create of this container is running") {
 				if f != nil {
 					f.Close()
 				}
@@ -201,11 +200,11 @@ func TestHoldForRelease(t *testing.T) {
 }
 
 func TestMarkerContainerDir(t *testing.T) {
-	lay := layout("/s")
+	lay := Layout("/s")
 	root, id := "/run/containerd/runc/k8s.io", "a-b_c.1"
-	marker := filepath.Base(lay.inflight(root, id))
-	if got, ok := lay.markerContainerDir(marker); !ok || got != lay.containerDir(root, id) {
-		t.Fatalf("markerContainerDir(%q) = %q, %v; want %q", marker, got, ok, lay.containerDir(root, id))
+	marker := filepath.Base(lay.Inflight(root, id))
+	if got, ok := lay.markerContainerDir(marker); !ok || got != lay.ContainerDir(root, id) {
+		t.Fatalf("markerContainerDir(%q) = %q, %v; want %q", marker, got, ok, lay.ContainerDir(root, id))
 	}
 	for _, bad := range []string{"", "abc", "0123456789ab", "0123456789ab-", "0123456789AB-x", "0123456789a-x", "0123456789abc-x", "0123456789ab-..", "0123456789ab-a/b", ".NAME.tmp-123"} {
 		if got, ok := lay.markerContainerDir(bad); ok {
@@ -218,10 +217,10 @@ func TestSweepInflight(t *testing.T) {
 	lay, root := inflightEnv(t, "live", true) // runc has "live"
 	write := func(id, content string) {
 		t.Helper()
-		if err := os.MkdirAll(lay.inflightDir(), 0o700); err != nil {
+		if err := os.MkdirAll(lay.InflightDir(), 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(lay.inflight(root, id), []byte(content), 0o600); err != nil {
+		if err := os.WriteFile(lay.Inflight(root, id), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -233,20 +232,20 @@ func TestSweepInflight(t *testing.T) {
 	write("relative", `{"owner":"pod","hostID":1,"size":65536,"root":"rel","member":"x"}`)
 	write("gone", claim("gone"))
 	write("live", claim("live"))
-	busy, err := acquireInflight(lay, root, "busy")
+	busy, err := lay.AcquireInflight(root, "busy")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	n, err := sweepInflight(lay)
+	n, err := lay.SweepInflight()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n != 4 {
-		t.Errorf("sweepInflight removed %d markers, want 4", n)
+		t.Errorf("SweepInflight removed %d markers, want 4", n)
 	}
 	for id, kept := range map[string]bool{"empty": false, "garbage": false, "relative": false, "gone": false, "live": true, "busy": true} {
-		_, err := os.Lstat(lay.inflight(root, id))
+		_, err := os.Lstat(lay.Inflight(root, id))
 		if got := err == nil; got != kept {
 			t.Errorf("marker of %s kept: %v, want %v", id, got, kept)
 		}
@@ -261,75 +260,32 @@ func TestSweepInflightDetaches(t *testing.T) {
 		t.Skip("needs root: bind mounts")
 	}
 	lay, root := inflightEnv(t, "gone", false)
-	if err := os.MkdirAll(lay.inflightDir(), 0o700); err != nil {
+	if err := os.MkdirAll(lay.InflightDir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	claim := `{"owner":"pod","hostID":1,"size":65536,"root":"` + root + `","member":"gone"}`
-	if err := os.WriteFile(lay.inflight(root, "gone"), []byte(claim), 0o600); err != nil {
+	if err := os.WriteFile(lay.Inflight(root, "gone"), []byte(claim), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cdir := lay.containerDir(root, "gone")
-	if err := os.MkdirAll(lay.stagedRootfs(root, "gone"), 0o755); err != nil {
+	cdir := lay.ContainerDir(root, "gone")
+	if err := os.MkdirAll(lay.StagedRootfs(root, "gone"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { unmountBelow(t, cdir) })
 	if err := idmap.StageDir(cdir); err != nil {
 		t.Fatal(err)
 	}
-	if err := unix.Mount(t.TempDir(), lay.stagedRootfs(root, "gone"), "", unix.MS_BIND, ""); err != nil {
+	if err := unix.Mount(t.TempDir(), lay.StagedRootfs(root, "gone"), "", unix.MS_BIND, ""); err != nil {
 		t.Fatal(err)
 	}
 	if n := mountsBelow(t, cdir); n != 2 {
 		t.Fatalf("%d mounts below %s before the sweep, want 2", n, cdir)
 	}
-	if n, err := sweepInflight(lay); err != nil || n != 1 {
-		t.Fatalf("sweepInflight = %d, %v; want 1, nil", n, err)
+	if n, err := lay.SweepInflight(); err != nil || n != 1 {
+		t.Fatalf("SweepInflight = %d, %v; want 1, nil", n, err)
 	}
 	if n := mountsBelow(t, cdir); n != 0 {
 		t.Errorf("%d mounts below %s after the sweep, want none", n, cdir)
-	}
-}
-
-// A reclaim cleans a dead member's leftovers and marker under the marker's
-// lock; a member whose marker someone holds (a create of the same ID that
-// started after the reclaim found it dead) keeps both: they are that
-// create's.
-func TestReleaseDeadPod(t *testing.T) {
-	lay, root := inflightEnv(t, "kept", true) // runc keeps "kept" stopped
-	for _, id := range []string{"idle", "busy", "kept", "nomarker"} {
-		if err := os.MkdirAll(lay.containerDir(root, id), 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.MkdirAll(lay.inflightDir(), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []string{"idle", "kept"} {
-		if err := os.WriteFile(lay.inflight(root, id), nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	busy, err := acquireInflight(lay, root, "busy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer busy.Close()
-	a := pool.Allocation{Owner: "pod", HostID: 1 << 30, Size: 65536, Root: root, Members: []string{"idle", "busy", "kept", "nomarker"}}
-	if err := releaseDeadPod(lay, a); err != nil {
-		t.Fatal(err)
-	}
-	for id, kept := range map[string]bool{"idle": false, "busy": true, "kept": false, "nomarker": false} {
-		_, err := os.Lstat(lay.containerDir(root, id))
-		if got := err == nil; got != kept {
-			t.Errorf("container dir of %s kept: %v, want %v", id, got, kept)
-		}
-		_, err = os.Lstat(lay.inflight(root, id))
-		if got := err == nil; got != kept {
-			t.Errorf("marker of %s kept: %v, want %v", id, got, kept)
-		}
-	}
-	if !stillNamed(busy) || !inflightBusy(busy.Name()) {
-		t.Error("the busy create's marker is no longer the one it holds")
 	}
 }
 
@@ -369,8 +325,8 @@ func TestProcessAlive(t *testing.T) {
 		{"negative PID", -1, st.StartTime, false},
 		{"no such PID", 1 << 30, st.StartTime, false},
 	} {
-		if got := processAlive(c.pid, c.start); got != c.want {
-			t.Errorf("%s: processAlive(%d, %d) = %v, want %v", c.name, c.pid, c.start, got, c.want)
+		if got := ProcessAlive(c.pid, c.start); got != c.want {
+			t.Errorf("%s: ProcessAlive(%d, %d) = %v, want %v", c.name, c.pid, c.start, got, c.want)
 		}
 	}
 	// Killed and not reaped: a zombie, dead though its PID stays.
@@ -381,12 +337,12 @@ func TestProcessAlive(t *testing.T) {
 	if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
 		t.Fatal(err)
 	}
-	if processAlive(pid, st.StartTime) {
-		t.Errorf("processAlive(%d) of a zombie = true, want false", pid)
+	if ProcessAlive(pid, st.StartTime) {
+		t.Errorf("ProcessAlive(%d) of a zombie = true, want false", pid)
 	}
 	reaped = true
 	_ = cmd.Wait()
-	if processAlive(pid, st.StartTime) {
-		t.Errorf("processAlive(%d) of a reaped process = true, want false", pid)
+	if ProcessAlive(pid, st.StartTime) {
+		t.Errorf("ProcessAlive(%d) of a reaped process = true, want false", pid)
 	}
 }

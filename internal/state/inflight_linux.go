@@ -1,4 +1,4 @@
-package main
+package state
 
 import (
 	"encoding/json"
@@ -14,64 +14,19 @@ import (
 
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/procfs"
+	"github.com/runc-userns/runc-userns/nsjoin"
 	"github.com/runc-userns/runc-userns/pool"
 )
 
-// In-flight markers close the race between a create that has taken a
-// range and not yet handed the container to runc, and a reclaim (pool gc,
-// or an allocation finding the pool full) that would see no container and
-// take the range back. See pool/doc.go, "Reclaiming and rebuilding".
-//
-//	<stateDir>/inflight/<root hash>-<id>   flock(LOCK_EX)ed by the create of
-//	                                       container <id> of runc root <root>
-//	                                       from before it changes anything
-//	                                       until runc's init runs the
-//	                                       container process, and by a delete
-//	                                       while it releases what the
-//	                                       container held; holds the claim
-//	                                       (inflightRecord) once allocated
-//
-// The create holds the lock on a read-only descriptor that it makes
-// inheritable just before it starts runc (inheritMarker), so that runc and
-// runc's init inherit it, and nothing the create runs before (getsubids,
-// `runc features`) does: the marker stays locked while
-// runc create runs even if the wrapper is killed, until runc init execs
-// the container process (runc marks every fd past --preserve-fds
-// close-on-exec there), by which time runc's state.json exists. A create
-// whose runc the constructor started behind the gate (early.go) holds the
-// lock from its start: the constructor locked the marker on an inheritable
-// descriptor before it started runc, and the create takes that descriptor
-// as its own (takeGatedMarker). A reclaim
-// counts a member alive while its marker is locked (LOCK_EX|LOCK_NB fails)
-// or runc has it with a live init, and checks the marker first: a create
-// that finishes between the two checks has written state.json by then.
-//
-// The lock is exclusive, and waited for only briefly (inflightWait for a
-// create, deleteWait for a delete): it is what makes a create of a
-// container that runc has, or that another create is making or a delete
-// releasing, leave everything as it is. Such a create used to go on, fail,
-// and undo on the way out what the other one had taken (its range, pin,
-// staging mounts and records: all named after the container's ID).
-
-func (l layout) inflightDir() string { return filepath.Join(string(l), "inflight") }
-
-func (l layout) inflight(root, id string) string {
-	return filepath.Join(l.inflightDir(), rootHash(root)+"-"+id)
-}
-
-// inflightRecord is a marker's content: the claim a rebuild of a lost pool
+// InflightRecord is a marker's content: the claim a rebuild of a lost pool
 // state needs for a container runc does not have yet.
-type inflightRecord struct {
+type InflightRecord struct {
 	Owner  string `json:"owner"`
 	HostID uint32 `json:"hostID"`
 	Size   uint32 `json:"size"`
 	Root   string `json:"root"`
 	Member string `json:"member"`
 }
-
-// errRuncHas: runc has a container of that ID already. Its create is
-// runc's to refuse, in its own words; nothing of ours is touched.
-var errRuncHas = errors.New("runc has a container of this ID")
 
 // inflightWait bounds how long a create waits for a marker that someone
 // else holds: a reclaim or pool gc looks at one for microseconds, a
@@ -80,18 +35,18 @@ var errRuncHas = errors.New("runc has a container of this ID")
 var inflightWait = 500 * time.Millisecond
 
 // deleteWait bounds how long a delete that found no state.json waits for
-// the container's marker to be let go of (holdForRelease).
+// the container's marker to be let go of (HoldForRelease).
 var deleteWait = 2 * time.Second
 
-// acquireInflight locks container id's marker exclusively, on a
-// close-on-exec descriptor above every fd open now (see inheritMarker). It
-// fails with errRuncHas when runc has the container, and with an error
+// AcquireInflight locks container id's marker exclusively, on a
+// close-on-exec descriptor above every fd open now (see InheritMarker). It
+// fails with ErrRuncHas when runc has the container, and with an error
 // naming the marker when another create of it holds the lock
 // (lockInflight).
-func acquireInflight(lay layout, root, id string) (*os.File, error) {
-	f, err := lockInflight(lay, root, id, inflightWait)
-	if errors.Is(err, errMarkerBusy) {
-		return nil, fmt.Errorf("another create of this container is running, or a delete of it is releasing what it held (its in-flight marker %s is locked): nothing was changed; wait for that to end, or delete the container", lay.inflight(root, id))
+func (l Layout) AcquireInflight(root, id string) (*os.File, error) {
+	f, err := l.lockInflight(root, id, inflightWait)
+	if errors.Is(err, ErrMarkerBusy) {
+		return nil, fmt.Errorf("another create of this container is running, or a delete of it is releasing what it held (its in-flight marker %s is locked): nothing was changed; wait for that to end, or delete the container", l.Inflight(root, id))
 	}
 	if err != nil {
 		return nil, err
@@ -102,51 +57,48 @@ func acquireInflight(lay layout, root, id string) (*os.File, error) {
 	nfd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, highestFD()+1)
 	f.Close() // the lock stays: it belongs to the open file description
 	if err != nil {
-		return nil, fmt.Errorf("in-flight marker %s: dup: %w", lay.inflight(root, id), err)
+		return nil, fmt.Errorf("in-flight marker %s: dup: %w", l.Inflight(root, id), err)
 	}
-	return os.NewFile(uintptr(nfd), lay.inflight(root, id)), nil
+	return os.NewFile(uintptr(nfd), l.Inflight(root, id)), nil
 }
 
-// inheritMarker makes the create's marker descriptor inheritable: called
+// InheritMarker makes the create's marker descriptor inheritable: called
 // just before runc starts, so that runc and its init hold the lock (see
-// above) and no helper the create ran before them did.
-func inheritMarker(f *os.File) error {
+// the package doc) and no helper the create ran before them did.
+func InheritMarker(f *os.File) error {
 	if _, err := unix.FcntlInt(f.Fd(), unix.F_SETFD, 0); err != nil {
 		return fmt.Errorf("in-flight marker %s: clear close-on-exec: %w", f.Name(), err)
 	}
 	return nil
 }
 
-// errMarkerBusy: someone else held the marker for all of the wait.
-var errMarkerBusy = errors.New("in-flight marker locked")
-
 // lockInflight creates if need be and locks container id's marker
 // exclusively (close-on-exec), retrying for up to wait while someone else
 // holds it: a reclaim or pool gc for microseconds, a create for as long as
-// runc create runs, a delete while it releases. It fails with errRuncHas
+// runc create runs, a delete while it releases. It fails with ErrRuncHas
 // when runc has the container (checked under the lock: a create that held
 // it has written state.json before letting go of it), and with an error
-// wrapping errMarkerBusy after the wait. The path is checked to still name
+// wrapping ErrMarkerBusy after the wait. The path is checked to still name
 // the locked file, because pool gc and delete unlink markers while holding
 // their lock.
-func lockInflight(lay layout, root, id string, wait time.Duration) (*os.File, error) {
-	return lockMarker(lay, root, id, wait, true)
+func (l Layout) lockInflight(root, id string, wait time.Duration) (*os.File, error) {
+	return l.lockMarker(root, id, wait, true)
 }
 
-// lockIdleMarker locks container id's marker for a reclaim, creating it,
-// if nobody holds it; it returns errMarkerBusy at once if someone does.
+// LockIdleMarker locks container id's marker for a reclaim, creating it,
+// if nobody holds it; it returns ErrMarkerBusy at once if someone does.
 // Whether runc has the container is not asked: the reclaim has found it
 // dead.
-func lockIdleMarker(lay layout, root, id string) (*os.File, error) {
-	return lockMarker(lay, root, id, 0, false)
+func (l Layout) LockIdleMarker(root, id string) (*os.File, error) {
+	return l.lockMarker(root, id, 0, false)
 }
 
-// lockMarker is lockInflight; with askRunc false, without errRuncHas.
-func lockMarker(lay layout, root, id string, wait time.Duration, askRunc bool) (*os.File, error) {
-	if err := os.MkdirAll(lay.inflightDir(), 0o700); err != nil {
+// lockMarker is lockInflight; with askRunc false, without ErrRuncHas.
+func (l Layout) lockMarker(root, id string, wait time.Duration, askRunc bool) (*os.File, error) {
+	if err := os.MkdirAll(l.InflightDir(), 0o700); err != nil {
 		return nil, fmt.Errorf("in-flight marker: %w", err)
 	}
-	path := lay.inflight(root, id)
+	path := l.Inflight(root, id)
 	deadline := time.Now().Add(wait)
 	for range 1000 {
 		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
@@ -157,47 +109,47 @@ func lockMarker(lay layout, root, id string, wait time.Duration, askRunc bool) (
 		err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
 		if err != nil {
 			f.Close()
-			if askRunc && runcHas(root, id) {
-				return nil, errRuncHas // its created init holds the marker
+			if askRunc && RuncHas(root, id) {
+				return nil, ErrRuncHas // its created init holds the marker
 			}
 			if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
 				return nil, fmt.Errorf("in-flight marker: %w", &os.PathError{Op: "flock", Path: path, Err: err})
 			}
 			if time.Now().After(deadline) {
-				return nil, fmt.Errorf("%w: %s", errMarkerBusy, path)
+				return nil, fmt.Errorf("%w: %s", ErrMarkerBusy, path)
 			}
 			time.Sleep(2 * time.Millisecond)
 			continue
 		}
-		if !stillNamed(f) {
+		if !StillNamed(f) {
 			f.Close() // unlinked by pool gc or a delete between open and flock: again
 			continue
 		}
-		if askRunc && runcHas(root, id) {
+		if askRunc && RuncHas(root, id) {
 			f.Close()
-			return nil, errRuncHas
+			return nil, ErrRuncHas
 		}
 		return f, nil
 	}
 	return nil, fmt.Errorf("in-flight marker %s keeps being replaced", path)
 }
 
-// stillNamed reports whether f's path still names the file f is: markers
+// StillNamed reports whether f's path still names the file f is: markers
 // are unlinked while locked (pool gc, a delete), so a lock taken on a file
 // opened before that locks nothing anyone else looks at.
-func stillNamed(f *os.File) bool {
+func StillNamed(f *os.File) bool {
 	held, err1 := f.Stat()
 	named, err2 := os.Lstat(f.Name())
 	return err1 == nil && err2 == nil && os.SameFile(held, named)
 }
 
-// runcHas reports whether runc root has container id (in doubt, yes).
-func runcHas(root, id string) bool {
+// RuncHas reports whether runc root has container id (in doubt, yes).
+func RuncHas(root, id string) bool {
 	_, err := os.Lstat(filepath.Join(root, id, "state.json"))
 	return !errors.Is(err, os.ErrNotExist)
 }
 
-// holdForRelease locks container id's marker for a delete that found no
+// HoldForRelease locks container id's marker for a delete that found no
 // state.json, and holds it while the delete releases what the container
 // held (release unlinks it last, while it is held, and the caller closes
 // it after): a create of the same ID waits meanwhile instead of allocating
@@ -209,27 +161,27 @@ func runcHas(root, id string) bool {
 // container. Without a marker directory (no create ever ran with this
 // state dir: a delete of a container the wrapper never saw) it makes
 // nothing and returns a nil file.
-func holdForRelease(lay layout, root, id string) (*os.File, error) {
+func (l Layout) HoldForRelease(root, id string) (*os.File, error) {
 	errAgain := errors.New("runc has it again (a create of the same ID ran meanwhile): nothing was released; delete it again")
-	if _, err := os.Lstat(lay.inflightDir()); errors.Is(err, os.ErrNotExist) {
-		if runcHas(root, id) {
+	if _, err := os.Lstat(l.InflightDir()); errors.Is(err, os.ErrNotExist) {
+		if RuncHas(root, id) {
 			return nil, errAgain
 		}
 		return nil, nil
 	}
-	f, err := lockInflight(lay, root, id, deleteWait)
+	f, err := l.lockInflight(root, id, deleteWait)
 	switch {
-	case errors.Is(err, errRuncHas):
+	case errors.Is(err, ErrRuncHas):
 		return nil, errAgain
-	case errors.Is(err, errMarkerBusy):
-		return nil, fmt.Errorf("a create or another delete of it is still running (its in-flight marker %s is locked): nothing was released; delete it again once that has ended", lay.inflight(root, id))
+	case errors.Is(err, ErrMarkerBusy):
+		return nil, fmt.Errorf("a create or another delete of it is still running (its in-flight marker %s is locked): nothing was released; delete it again once that has ended", l.Inflight(root, id))
 	}
 	return f, err
 }
 
-// writeInflight records the claim in the marker (under the pool's lock:
+// WriteInflight records the claim in the marker (under the pool's lock:
 // it is the pool's Claim hook).
-func writeInflight(path string, rec inflightRecord) error {
+func WriteInflight(path string, rec InflightRecord) error {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -248,10 +200,10 @@ func writeInflight(path string, rec inflightRecord) error {
 	return nil
 }
 
-// inflightBusy reports whether a create still holds the marker at path.
+// InflightBusy reports whether a create still holds the marker at path.
 // Any doubt (an error other than a missing marker) counts as busy: the
 // answer decides whether a range may be given to another pod.
-func inflightBusy(path string) bool {
+func InflightBusy(path string) bool {
 	f, ok := tryLockStale(path)
 	if f != nil {
 		f.Close()
@@ -278,18 +230,18 @@ func tryLockStale(path string) (f *os.File, ok bool) {
 	return f, true
 }
 
-// removeInflight removes container id's marker; a missing one is fine.
-func removeInflight(lay layout, root, id string) error {
-	if err := os.Remove(lay.inflight(root, id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+// RemoveInflight removes container id's marker; a missing one is fine.
+func (l Layout) RemoveInflight(root, id string) error {
+	if err := os.Remove(l.Inflight(root, id)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove in-flight marker: %w", err)
 	}
 	return nil
 }
 
-// busyInflightClaims returns the claims of creates still in flight, for a
+// BusyInflightClaims returns the claims of creates still in flight, for a
 // rebuild of the pool state.
-func busyInflightClaims(lay layout) ([]pool.Allocation, error) {
-	entries, err := os.ReadDir(lay.inflightDir())
+func (l Layout) BusyInflightClaims() ([]pool.Allocation, error) {
+	entries, err := os.ReadDir(l.InflightDir())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -298,8 +250,8 @@ func busyInflightClaims(lay layout) ([]pool.Allocation, error) {
 	}
 	var out []pool.Allocation
 	for _, e := range entries {
-		path := filepath.Join(lay.inflightDir(), e.Name())
-		if !inflightBusy(path) {
+		path := filepath.Join(l.InflightDir(), e.Name())
+		if !InflightBusy(path) {
 			continue
 		}
 		data, err := os.ReadFile(path)
@@ -311,7 +263,7 @@ func busyInflightClaims(lay layout) ([]pool.Allocation, error) {
 			// pool's lock, which the rebuild holds, so it has no range yet.
 			continue
 		}
-		var rec inflightRecord
+		var rec InflightRecord
 		if err := json.Unmarshal(data, &rec); err != nil || rec.Owner == "" || rec.Size == 0 || !filepath.IsAbs(rec.Root) {
 			return nil, fmt.Errorf("in-flight marker %s of a running create is unreadable (%q): wait for the create to end, then retry", path, truncate(data, 80))
 		}
@@ -320,12 +272,12 @@ func busyInflightClaims(lay layout) ([]pool.Allocation, error) {
 	return out, nil
 }
 
-// sweepInflight removes the markers nobody holds whose container runc
+// SweepInflight removes the markers nobody holds whose container runc
 // does not have: left by creates killed before runc ran, or by containers
 // deleted with plain runc. Each is removed while locked, so a create that
 // opened it just before finds it replaced and opens a new one.
-func sweepInflight(lay layout) (int, error) {
-	entries, err := os.ReadDir(lay.inflightDir())
+func (l Layout) SweepInflight() (int, error) {
+	entries, err := os.ReadDir(l.InflightDir())
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
 	}
@@ -335,18 +287,18 @@ func sweepInflight(lay layout) (int, error) {
 	n := 0
 	var errs []error
 	for _, e := range entries {
-		path := filepath.Join(lay.inflightDir(), e.Name())
+		path := filepath.Join(l.InflightDir(), e.Name())
 		f, ok := tryLockStale(path)
 		if !ok || f == nil {
 			continue
 		}
 		// Unlinked and made again between the open and the lock: the new
 		// one is a create's (or a delete's), not this sweep's to judge.
-		if !stillNamed(f) {
+		if !StillNamed(f) {
 			f.Close()
 			continue
 		}
-		var rec inflightRecord
+		var rec InflightRecord
 		data, err := io.ReadAll(f)
 		// Nobody holds it. Empty (no claim), or content no create writes
 		// (only a locked marker's claim is ever read): stale. A claim of a
@@ -365,8 +317,8 @@ func sweepInflight(lay layout) (int, error) {
 			// The marker goes only once they are gone: it is what leads a
 			// later gc to them.
 			var cerr error
-			if dir, ok := lay.markerContainerDir(e.Name()); ok {
-				cerr = errors.Join(releasePIDJoin(dir), detachStaged(dir, true))
+			if dir, ok := l.markerContainerDir(e.Name()); ok {
+				cerr = errors.Join(nsjoin.Release(dir), DetachStaged(dir, true))
 			}
 			if cerr != nil {
 				errs = append(errs, fmt.Errorf("in-flight marker %s: what its create left: %w", path, cerr))
@@ -386,10 +338,10 @@ func truncate(b []byte, n int) string {
 	return string(b)
 }
 
-// processAlive reports whether pid is the process that started at start
+// ProcessAlive reports whether pid is the process that started at start
 // (clock ticks since boot, /proc/<pid>/stat field 22, as runc records
 // init_process_start) and is not a zombie.
-func processAlive(pid int, start uint64) bool {
+func ProcessAlive(pid int, start uint64) bool {
 	if pid <= 0 {
 		return false
 	}

@@ -1,4 +1,4 @@
-package main
+package state
 
 import (
 	"os"
@@ -30,10 +30,10 @@ func TestMkdirTraversable(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := mkdirTraversable(c.base, c.dir)
+			err := MkdirTraversable(c.base, c.dir)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("mkdirTraversable(%s, %s) = %v, want %q", c.base, c.dir, err, c.wantErr)
+					t.Fatalf("MkdirTraversable(%s, %s) = %v, want %q", c.base, c.dir, err, c.wantErr)
 				}
 				if _, err := os.Stat(c.dir); err == nil {
 					t.Fatalf("%s was made", c.dir)

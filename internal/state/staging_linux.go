@@ -1,0 +1,154 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/runc-userns/runc-userns/idmap"
+	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/libuserns"
+)
+
+// stagedEntries lists a container's staging mount points, the overlay (or
+// rootfs clone) first, then what it is built on: the order to detach in.
+func (l Layout) stagedEntries(root, id string) ([]string, error) {
+	entries := []string{l.StagedRootfs(root, id)}
+	for _, dir := range []string{l.MountsDir(root, id), l.LayersDir(root, id)} {
+		list, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		for _, e := range list {
+			entries = append(entries, filepath.Join(dir, e.Name()))
+		}
+	}
+	return entries, nil
+}
+
+// DetachStaged detaches a container's staging mounts (rootfs, bind
+// mounts, overlay layers, a container:<ID> target's pins); the files and
+// directories stay. They all sit on the container directory's own mount
+// (idmap.StageDir, made by the create before it mounts anything below
+// it), detached with its contents in one umount. What an
+// older create staged sits on one mount for each staging directory
+// (rootfs, mounts, layers), or on its own mounts below a plain directory:
+// thorough tries each staging directory and every entry below it, for a
+// leftover of any create; without it, that runs only when the container
+// directory was not a mount (an umount of a plain directory fails at
+// once, EINVAL, but a dozen of them cost ~0.3 ms), which is enough on the
+// tail of a create that ran a thorough detach before it staged anything.
+func DetachStaged(containerDir string, thorough bool) error {
+	detached, err := idmap.DetachAll(containerDir)
+	if err != nil || (detached && !thorough) {
+		return err
+	}
+	for i, dir := range stagingMounts(containerDir) {
+		nested := i > 0 // [0], the rootfs, is one mount: nothing below it was staged
+		if err := detachStagingDir(dir, nested, thorough); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// detachStagingDir detaches what is mounted at dir and, when nested, below
+// it (see DetachStaged).
+func detachStagingDir(dir string, nested, thorough bool) error {
+	detached, err := idmap.DetachAll(dir)
+	if err != nil || !nested || (detached && !thorough) {
+		return err
+	}
+	list, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, e := range list {
+		if err := idmap.Detach(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RemoveStaged detaches a container's staging mounts and removes their
+// files and directories. Never os.RemoveAll: an entry could still be a
+// mount of the container's image or of a volume.
+func (l Layout) RemoveStaged(root, id string) error {
+	if err := DetachStaged(l.ContainerDir(root, id), true); err != nil {
+		return err
+	}
+	entries, err := l.stagedEntries(root, id)
+	if err != nil {
+		return err
+	}
+	// A record's temp file, left by a create killed while writing it,
+	// would keep the container's directory.
+	if err := oci.RemoveTemps(l.NetjoinRecord(root, id)); err != nil {
+		return fmt.Errorf("remove staging entry: %w", err)
+	}
+	// netns.tmp: the temp name of releases before ReplaceFile's.
+	entries = append(entries, l.NetjoinRecord(root, id), l.NetjoinRecord(root, id)+".tmp", l.MountsDir(root, id), l.LayersDir(root, id), l.ContainerDir(root, id))
+	for _, p := range entries {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove staging entry: %w", err)
+		}
+	}
+	_ = os.Remove(filepath.Dir(l.ContainerDir(root, id))) // the root's dir, if now empty
+	return nil
+}
+
+// UnpinPod drops the pod's pinned user namespace and its directory.
+func (l Layout) UnpinPod(owner string) error {
+	if err := libuserns.Unpin(l.Pin(owner)); err != nil {
+		return err
+	}
+	for _, f := range []string{l.Mapping(owner), l.PodCgroup(owner)} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		if err := oci.RemoveTemps(f); err != nil {
+			return fmt.Errorf("remove pod dir: %w", err)
+		}
+	}
+	if err := os.Remove(l.PodDir(owner)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove pod dir: %w", err)
+	}
+	return nil
+}
+
+// MkdirTraversable creates dir and its parents below base with mode 0711,
+// makes base traversable, and checks that every directory above base can
+// be searched by others: runc mounts the staged rootfs from inside the
+// pod's user namespace, where host permissions for "other" apply.
+func MkdirTraversable(base, dir string) error {
+	base, dir = filepath.Clean(base), filepath.Clean(dir)
+	if !strings.HasPrefix(dir, base+"/") && dir != base {
+		return fmt.Errorf("%s is not below stateDir %s", dir, base) // never chmod outside it
+	}
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o711); err != nil {
+			return err
+		}
+		if d == base || d == filepath.Dir(d) {
+			break
+		}
+	}
+	for d := filepath.Dir(base); ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		if st.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("stateDir %s is not reachable from a pod's user namespace: %s has mode %#o; give it search permission for others (chmod o+x) or choose another stateDir", base, d, st.Mode().Perm())
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
+}
