@@ -1,8 +1,3 @@
-// Command execwrap is the smallest Go runc wrapper: it execs the real runc
-// with argv untouched and does nothing else. make bench runs it beside
-// runc-userns as the reference: what any Go wrapper pays for its own
-// process start-up before doing anything.
-// The runtime is set at build time: -ldflags "-X main.runtime=/usr/sbin/runc".
 package main
 
 import (

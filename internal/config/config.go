@@ -1,4 +1,3 @@
-// Package config reads the operator's configuration file.
 package config
 
 import (

@@ -1,10 +1,3 @@
-// Package fault lets the fault-injection tests kill the wrapper at a named
-// step of create or delete: with RUNC_USERNS_TEST_KILL_AT=<step> in its environment,
-// the wrapper SIGKILLs itself when it reaches that step, as an OOM kill or
-// a crashing shim would. With RUNC_USERNS_TEST_STOP_AT=<step> it SIGSTOPs
-// itself there instead, so that a test can act while the create is in
-// flight and then SIGCONT it. Without the variables, Point costs two
-// getenvs.
 package fault
 
 import (

@@ -1,4 +1,3 @@
-// Package runc finds and starts the real runc.
 package runc
 
 import (
