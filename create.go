@@ -18,6 +18,7 @@ import (
 	"github.com/runc-userns/runc-userns/internal/runc"
 	"github.com/runc-userns/runc-userns/internal/state"
 	"github.com/runc-userns/runc-userns/libuserns"
+	"github.com/runc-userns/runc-userns/nsjoin"
 	"github.com/runc-userns/runc-userns/pool"
 )
 
@@ -866,4 +867,40 @@ func (m stampModifier) Modify(s *specs.Spec) error {
 	}
 	s.Annotations[oci.AnnotationStamp] = v
 	return nil
+}
+
+// joinLookup adapts internal/runc and internal/oci to nsjoin.Lookup.
+type joinLookup struct{ a *app }
+
+func (joinLookup) ValidateID(id string) error { return oci.ValidateID(id) }
+
+// State reads runc's state.json and exec.fifo of container id of root.
+func (joinLookup) State(root, id string) (*nsjoin.State, error) {
+	st, err := runc.ReadState(root, id)
+	if err != nil {
+		return nil, err
+	}
+	ann := st.Annotations()
+	return &nsjoin.State{
+		InitPID:      st.InitPID,
+		InitStart:    st.InitStart,
+		Annotations:  ann,
+		Pod:          joinPod(oci.PodOf(id, ann)),
+		Cgroup:       st.Config.Cgroups.PodCgroup(),
+		PIDNamespace: st.HasNamespace("NEWPID"),
+		Created:      runc.Created(root, id),
+	}, nil
+}
+
+func (l joinLookup) UsernsPins(id string, annotations map[string]string) []string {
+	return l.a.podUsernsPins(id, annotations)
+}
+
+// joinPod is nsjoin's view of a container's pod: its sandbox's ID, or
+// none for a container of no pod.
+func joinPod(p oci.Pod) nsjoin.Pod {
+	if p.InPod {
+		return nsjoin.Pod{ID: p.Owner}
+	}
+	return nsjoin.Pod{}
 }

@@ -82,14 +82,14 @@ func pidNamespace(s *specs.Spec) (string, bool) {
 func pidJoinRef(s *specs.Spec, req oci.Request, ours func(string) bool) (string, error) {
 	var annID string
 	if v := strings.TrimSpace(req.PIDNamespace); v != "" {
-		id, err := nsjoin.ParseAnnotation(v)
+		id, err := nsjoin.ParseAnnotation(v, oci.ValidateID)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", oci.AnnotationPIDNamespace, err)
 		}
 		annID = id
 	}
 	path, hasEntry := pidNamespace(s)
-	pathID, isRef, err := nsjoin.ParseRef(path)
+	pathID, isRef, err := nsjoin.ParseRef(path, oci.ValidateID)
 	if err != nil {
 		return "", fmt.Errorf("linux.namespaces pid path: %w", err)
 	}
@@ -120,20 +120,19 @@ func (a *app) resolvePIDJoin(s *specs.Spec, req oci.Request, root, pinDir string
 	if err := oci.CheckPodIdentity(a.inv.ID, s.Annotations); err != nil {
 		return nil, fmt.Errorf("cannot join the PID namespace of container %s: %w", ref, err)
 	}
-	t, err := nsjoin.Resolve(nsjoin.Options{
-		Root:        root,
-		ID:          a.inv.ID,
-		Annotations: s.Annotations,
-		Cgroup:      oci.PodCgroup(cgroupsPath(s)),
-		Target:      ref,
-		PinDir:      pinDir,
-		UsernsPins:  a.podUsernsPins,
+	t, err := nsjoin.Resolve(joinLookup{a}, nsjoin.Options{
+		Root:   root,
+		ID:     a.inv.ID,
+		Pod:    joinPod(req.Pod),
+		Cgroup: oci.PodCgroup(cgroupsPath(s)),
+		Target: ref,
+		PinDir: pinDir,
 	})
 	if err != nil {
 		return nil, err
 	}
 	j := &pidJoin{target: t, pinDir: pinDir, takes: true}
-	j.mods = []modifier{nsjoin.Modifier{Path: t.PIDNS}, annotationModifier{oci.AnnotationPIDNamespace, nsjoin.RefPrefix + ref}}
+	j.mods = []modifier{nsjoin.PIDModifier{Path: t.PIDNS}, annotationModifier{oci.AnnotationPIDNamespace, nsjoin.RefPrefix + ref}}
 	if err := j.planUserns(a, s, req, withMappings); err != nil {
 		if cerr := j.Cleanup(); cerr != nil {
 			a.log.Warnf("container %s: %v", a.inv.ID, cerr)

@@ -215,7 +215,7 @@ func TestPlanUserns(t *testing.T) {
 			if target.Userns != "" {
 				target.UIDMap, target.GIDMap = []byte(mapText), []byte(mapText)
 			}
-			j := &pidJoin{target: target, pinDir: pinDir, takes: true, mods: []modifier{nsjoin.Modifier{Path: target.PIDNS}}}
+			j := &pidJoin{target: target, pinDir: pinDir, takes: true, mods: []modifier{nsjoin.PIDModifier{Path: target.PIDNS}}}
 			err = j.planUserns(a, s, req, c.withMappings)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) || !strings.Contains(err.Error(), "cannot join the PID namespace of container t") {

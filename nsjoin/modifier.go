@@ -7,16 +7,22 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
-// Modifier points the spec's PID namespace at Path (a pin made by
+// Modifier is one edit of a spec: no argv, no environment, no I/O (the
+// wrapper's spec modifier contract). A Join's edits are Modifiers.
+type Modifier interface {
+	Modify(*specs.Spec) error
+}
+
+// PIDModifier points the spec's PID namespace at Path (a pin made by
 // Resolve). It edits nothing but the pid entry of linux.namespaces, which
 // it adds when there is none. The user namespace is the caller's to set
 // (see Target.Userns).
-type Modifier struct {
+type PIDModifier struct {
 	Path string
 }
 
-// Modify implements the spec modifier contract: no I/O, no allocation.
-func (m Modifier) Modify(s *specs.Spec) error {
+// Modify implements Modifier: no I/O, no allocation.
+func (m PIDModifier) Modify(s *specs.Spec) error {
 	if m.Path == "" || !filepath.IsAbs(m.Path) {
 		return fmt.Errorf("nsjoin: modifier needs an absolute PID namespace path, not %q", m.Path)
 	}

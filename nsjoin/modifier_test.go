@@ -47,7 +47,7 @@ func TestModifier(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			before, _ := json.Marshal(c.in)
-			if err := (Modifier{Path: pinPath}).Modify(c.in); err != nil {
+			if err := (PIDModifier{Path: pinPath}).Modify(c.in); err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(c.in.Linux.Namespaces, c.want) {
@@ -77,8 +77,8 @@ func TestModifier(t *testing.T) {
 func TestModifierRefusesBadPaths(t *testing.T) {
 	for _, p := range []string{"", "container:t", "relative/pidns"} {
 		s := &specs.Spec{}
-		if err := (Modifier{Path: p}).Modify(s); err == nil {
-			t.Errorf("Modifier{%q} succeeded", p)
+		if err := (PIDModifier{Path: p}).Modify(s); err == nil {
+			t.Errorf("PIDModifier{%q} succeeded", p)
 		}
 	}
 }

@@ -3,8 +3,6 @@ package nsjoin
 import (
 	"strconv"
 	"strings"
-
-	"github.com/runc-userns/runc-userns/internal/oci"
 )
 
 // RefPrefix starts a reference to another container's namespace, in the
@@ -18,8 +16,9 @@ const RefPrefix = "container:"
 // that starts like a reference but is not a valid one is an error
 // wrapping ErrBadRef: "container:" with an invalid or empty ID, or the
 // prefix in another case ("Container:x"), which a runtime would otherwise
-// take for a relative path.
-func ParseRef(s string) (id string, ok bool, err error) {
+// take for a relative path. validID is the runtime's ID rule
+// (Lookup.ValidateID).
+func ParseRef(s string, validID func(string) error) (id string, ok bool, err error) {
 	if !LooksLikeRef(s) {
 		return "", false, nil
 	}
@@ -27,7 +26,7 @@ func ParseRef(s string) (id string, ok bool, err error) {
 		return "", false, refuse(ErrBadRef, "invalid PID namespace reference %s: the prefix is %q, in lower case", short(s), RefPrefix)
 	}
 	id = s[len(RefPrefix):]
-	if err := oci.ValidateID(id); err != nil {
+	if err := validID(id); err != nil {
 		return "", false, refuse(ErrBadRef, "invalid PID namespace reference %s: want %s<ID>: %w", short(s), RefPrefix, err)
 	}
 	return id, true, nil
@@ -40,10 +39,11 @@ func LooksLikeRef(s string) bool {
 }
 
 // ParseAnnotation parses the value of the pid-namespace annotation, which
-// must be a reference (surrounding blanks are ignored).
-func ParseAnnotation(v string) (string, error) {
+// must be a reference (surrounding blanks are ignored); validID as for
+// ParseRef.
+func ParseAnnotation(v string, validID func(string) error) (string, error) {
 	v = strings.TrimSpace(v)
-	id, ok, err := ParseRef(v)
+	id, ok, err := ParseRef(v, validID)
 	if err != nil {
 		return "", err
 	}

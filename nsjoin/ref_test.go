@@ -4,8 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/runc-userns/runc-userns/internal/oci"
 )
 
 func TestParseRef(t *testing.T) {
@@ -42,7 +40,7 @@ func TestParseRef(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			id, ok, err := ParseRef(c.in)
+			id, ok, err := ParseRef(c.in, validID)
 			if c.wantErr != "" {
 				if err == nil {
 					t.Fatalf("ParseRef(%.60q) = %q, %v, want an error", c.in, id, ok)
@@ -88,7 +86,7 @@ func TestParseAnnotation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			id, err := ParseAnnotation(c.in)
+			id, err := ParseAnnotation(c.in, validID)
 			if c.wantErr != "" {
 				if err == nil || !errors.Is(err, ErrBadRef) || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("ParseAnnotation(%q) = %q, %v; want ErrBadRef mentioning %q", c.in, id, err, c.wantErr)
@@ -113,7 +111,7 @@ func FuzzParseRef(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		id, ok, err := ParseRef(s)
+		id, ok, err := ParseRef(s, validID)
 		switch {
 		case err != nil:
 			if ok || id != "" {
@@ -132,7 +130,7 @@ func FuzzParseRef(f *testing.F) {
 			if RefPrefix+id != s {
 				t.Fatalf("ParseRef(%q) = %q: not the rest of the string", s, id)
 			}
-			if oci.ValidateID(id) != nil {
+			if validID(id) != nil {
 				t.Fatalf("ParseRef(%q) accepted invalid ID %q", s, id)
 			}
 			if strings.ContainsAny(id, "/\x00") || id == "." || id == ".." {
@@ -147,7 +145,7 @@ func FuzzParseRef(f *testing.F) {
 			}
 		}
 		// The annotation form agrees with the path form on references.
-		aid, aerr := ParseAnnotation(s)
+		aid, aerr := ParseAnnotation(s, validID)
 		if ok && (aerr != nil || aid != id) && strings.TrimSpace(s) == s {
 			t.Fatalf("ParseAnnotation(%q) = %q, %v; ParseRef said %q", s, aid, aerr, id)
 		}

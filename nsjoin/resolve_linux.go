@@ -6,35 +6,26 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/procfs"
-	"github.com/runc-userns/runc-userns/internal/runc"
 )
 
 // Options says which reference to resolve, for whom, and where to pin.
 type Options struct {
-	// Root is runc's --root, absolute.
+	// Root is the runtime's --root, absolute.
 	Root string
-	// ID and Annotations describe the joining container; Cgroup is the
-	// cgroup parent its spec names ("" for none: oci.PodCgroup).
-	ID          string
-	Annotations map[string]string
-	Cgroup      string
+	// ID and Pod describe the joining container; Cgroup is the cgroup
+	// parent its spec names ("" for none: oci.PodCgroup).
+	ID     string
+	Pod    Pod
+	Cgroup string
 	// Target is the ID from the reference (see ParseRef).
 	Target string
 	// PinDir is a directory of the joining container's where the pins are
 	// made (created 0711 if missing); see PIDNSPin and UsernsPin.
 	PinDir string
-	// UsernsPins, if set, lists paths that may already name the target's
-	// user namespace for as long as the target lives (its pod's pin),
-	// given the target's ID and annotations. A path is used only if it is
-	// that very namespace (same nsfs inode); otherwise Resolve pins its
-	// own.
-	UsernsPins func(id string, annotations map[string]string) []string
 }
 
 // Target is a resolved reference.
@@ -45,24 +36,17 @@ type Target struct {
 	PID int
 	Pod Pod
 	// PIDNS is the pin of the target's PID namespace, the path for the
-	// spec (see Modifier).
+	// spec (see PIDModifier).
 	PIDNS string
 	// Userns is "" when the target's PID namespace belongs to the caller's
 	// own user namespace. Otherwise it names the user namespace that owns
 	// it, which the joining container must join too: a path from
-	// UsernsPins or a pin at UsernsPin(PinDir).
+	// Lookup.UsernsPins or a pin at UsernsPin(PinDir).
 	Userns string
 	// UIDMap and GIDMap are the target init's /proc/<pid>/uid_map and
 	// gid_map as the caller sees them, when Userns is set.
 	UIDMap, GIDMap []byte
 }
-
-// PIDNSPin is where Resolve pins the target's PID namespace.
-func PIDNSPin(pinDir string) string { return filepath.Join(pinDir, "pidns") }
-
-// UsernsPin is where Resolve pins the target's user namespace when no
-// UsernsPins path names it.
-func UsernsPin(pinDir string) string { return filepath.Join(pinDir, "userns") }
 
 // testHookOpened, when set by a test, runs after the target's namespaces
 // are open and before Resolve checks that its init still lives.
@@ -72,70 +56,125 @@ var testHookOpened func(pid int)
 const maxMapSize = 16 << 10
 
 // Resolve resolves o.Target to its PID namespace (see the package
-// documentation for how, and the refusals). Errors name the target and,
-// where it matters, the joining container; the caller adds the joining
-// container's name in front. On success the pins exist until Release.
-func Resolve(o Options) (*Target, error) {
+// documentation for how, and the refusals), reading its state through l.
+// Errors name the target and, where it matters, the joining container;
+// the caller adds the joining container's name in front. On success the
+// pins exist until Release.
+func Resolve(l Lookup, o Options) (*Target, error) {
 	what := "cannot join the PID namespace of container " + o.Target
-	if err := oci.ValidateID(o.Target); err != nil {
+	st, err := readTarget(l, o, what)
+	if err != nil {
+		return nil, err
+	}
+	t := &Target{ID: o.Target, PID: st.InitPID, Pod: st.Pod}
+	ns, err := openTarget(t, st, what)
+	if err != nil {
+		return nil, err
+	}
+	defer ns.close()
+	if err := os.MkdirAll(o.PinDir, 0o711); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	t.PIDNS = PIDNSPin(o.PinDir)
+	if err := pin(ns.pid, t.PIDNS); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if ns.userns == nil {
+		return t, nil
+	}
+	if err := pinUserns(l, o, t, ns.userns, st.Annotations); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return t, nil
+}
+
+// readTarget reads the target's state and refuses what the state alone
+// rules out: a malformed ID, the joining container itself, a container
+// the runtime does not have, one of another pod, one in the host's PID
+// namespace by its spec, one created but not started.
+func readTarget(l Lookup, o Options, what string) (*State, error) {
+	if err := l.ValidateID(o.Target); err != nil {
 		return nil, refuse(ErrBadRef, "%s: %w", what, err)
 	}
 	if o.Target == o.ID {
 		return nil, refuse(ErrSelf, "container %s refers to its own PID namespace (%s%s): a container cannot join itself", o.ID, RefPrefix, o.ID)
 	}
-	st, err := runc.ReadState(o.Root, o.Target)
+	st, err := l.State(o.Root, o.Target)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, refuse(ErrNotFound, "%s: container %s does not exist (runc root %s)", what, o.Target, o.Root)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	ann := st.Annotations()
-	t := &Target{ID: o.Target, PID: st.InitPID, Pod: PodOf(o.Target, ann)}
-	jp := PodOf(o.ID, o.Annotations)
-	if !SamePod(jp, t.Pod) {
-		return nil, refuse(ErrOtherPod, "%s: %s; only containers of one pod (or two containers of no pod) may share a PID namespace", what, podMismatch(o.ID, jp, o.Target, t.Pod))
+	if !SamePod(o.Pod, st.Pod) {
+		return nil, refuse(ErrOtherPod, "%s: %s; only containers of one pod (or two containers of no pod) may share a PID namespace", what, podMismatch(o.ID, o.Pod, o.Target, st.Pod))
 	}
 	// Annotations alone do not prove membership (on CRI-O a pod author
 	// can write a sandbox's): the containers of a pod also share their
 	// cgroup parent, which kubelet chooses.
-	if tc := st.Config.Cgroups.PodCgroup(); jp.InPod() && tc != "" && o.Cgroup != tc {
+	if tc := st.Cgroup; o.Pod.InPod() && tc != "" && o.Cgroup != tc {
 		return nil, refuse(ErrOtherPod, "%s: its annotations say both are in one pod, but container %s's cgroup parent %q is not container %s's (%q): the containers of a pod share it, so one of them carries another pod's annotations; give it the pod's cgroup parent, or leave out the pod annotations", what, o.ID, o.Cgroup, o.Target, tc)
 	}
-	if !st.HasNamespace("NEWPID") {
+	if !st.PIDNamespace {
 		return nil, refuse(ErrHostPID, "%s: container %s runs in the host's PID namespace (its spec has no pid namespace); to share the host's, leave the pid namespace out of this container's spec", what, o.Target)
 	}
-	if _, err := os.Lstat(filepath.Join(o.Root, o.Target, execFifo)); err == nil {
+	if st.Created {
 		return nil, refuse(ErrNotRunning, "%s: container %s is created but not running: start it first", what, o.Target)
 	}
+	return st, nil
+}
 
+// targetNS are the target's namespaces, open: its PID namespace and, when
+// a user namespace other than the caller's owns that, this one.
+type targetNS struct {
+	pid, userns *os.File
+}
+
+func (n *targetNS) close() {
+	for _, f := range []*os.File{n.pid, n.userns} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// openTarget opens the target's namespaces through its init, proven to be
+// that init until they were all open, and reads its id maps when its PID
+// namespace belongs to another user namespace (see the package
+// documentation, steps 1 to 4).
+func openTarget(t *Target, st *State, what string) (_ *targetNS, err error) {
 	p, err := openInit(st.InitPID, st.InitStart)
 	if err != nil {
-		return nil, refuse(ErrNotRunning, "%s: container %s is not running: %w", what, o.Target, err)
+		return nil, refuse(ErrNotRunning, "%s: container %s is not running: %w", what, t.ID, err)
 	}
 	defer p.close()
-	pidns, err := p.open("ns/pid")
-	if err != nil {
-		return nil, p.gone(what, o.Target, err)
+	ns := &targetNS{}
+	defer func() {
+		if err != nil {
+			ns.close()
+		}
+	}()
+	if ns.pid, err = p.open("ns/pid"); err != nil {
+		return nil, p.gone(what, t.ID, err)
 	}
-	defer pidns.Close()
 	initUserns, err := p.open("ns/user")
 	if err != nil {
-		return nil, p.gone(what, o.Target, err)
+		return nil, p.gone(what, t.ID, err)
 	}
 	defer initUserns.Close()
-	owner, err := ownerOf(pidns)
+	owner, err := ownerOf(ns.pid)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	defer owner.Close()
-	foreign := !sameAs(owner, "/proc/self/ns/user")
-	if foreign {
+	if sameAs(owner, "/proc/self/ns/user") {
+		owner.Close()
+	} else {
+		ns.userns = owner
 		if t.UIDMap, err = p.read("uid_map", maxMapSize); err == nil {
 			t.GIDMap, err = p.read("gid_map", maxMapSize)
 		}
 		if err != nil {
-			return nil, p.gone(what, o.Target, err)
+			return nil, p.gone(what, t.ID, err)
 		}
 	}
 	if testHookOpened != nil {
@@ -144,40 +183,34 @@ func Resolve(o Options) (*Target, error) {
 	// The process whose start time matched is still alive now that every
 	// file is open, so they are its own and not a newcomer's with its PID.
 	if err := p.alive(); err != nil {
-		return nil, refuse(ErrNotRunning, "%s: container %s is not running: %w", what, o.Target, err)
+		return nil, refuse(ErrNotRunning, "%s: container %s is not running: %w", what, t.ID, err)
 	}
+	if hostPID(ns.pid) {
+		return nil, refuse(ErrHostPID, "%s: container %s runs in the host's PID namespace", what, t.ID)
+	}
+	if ns.userns != nil && !sameFile(ns.userns, initUserns) {
+		return nil, refuse(ErrUserns, "%s: its PID namespace is owned by user namespace %s, but its init process %d runs in %s (it joined that PID namespace and made a user namespace of its own), and a container joins a PID namespace only with the user namespace that owns it: refer to the container that created the PID namespace (its pod's sandbox, or the container it joined) instead", what, nsName(ns.userns), p.pid, nsName(initUserns))
+	}
+	return ns, nil
+}
 
-	if hostPID(pidns) {
-		return nil, refuse(ErrHostPID, "%s: container %s runs in the host's PID namespace", what, o.Target)
-	}
-	if foreign && !sameFile(owner, initUserns) {
-		return nil, refuse(ErrUserns, "%s: its PID namespace is owned by user namespace %s, but its init process %d runs in %s (it joined that PID namespace and made a user namespace of its own), and a container joins a PID namespace only with the user namespace that owns it: refer to the container that created the PID namespace (its pod's sandbox, or the container it joined) instead", what, nsName(owner), p.pid, nsName(initUserns))
-	}
-
-	if err := os.MkdirAll(o.PinDir, 0o711); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	t.PIDNS = PIDNSPin(o.PinDir)
-	if err := pin(pidns, t.PIDNS); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	if !foreign {
-		return t, nil
-	}
-	if o.UsernsPins != nil {
-		for _, c := range o.UsernsPins(o.Target, ann) {
-			if c != "" && sameAs(owner, c) {
-				t.Userns = c
-				return t, nil
-			}
+// pinUserns names the user namespace owner, which owns the target's PID
+// namespace, in t.Userns: a path l designates if it is that namespace,
+// else a pin at UsernsPin(o.PinDir). On failure it drops the PID
+// namespace's pin too.
+func pinUserns(l Lookup, o Options, t *Target, owner *os.File, annotations map[string]string) error {
+	for _, c := range l.UsernsPins(o.Target, annotations) {
+		if c != "" && sameAs(owner, c) {
+			t.Userns = c
+			return nil
 		}
 	}
 	t.Userns = UsernsPin(o.PinDir)
 	if err := pin(owner, t.Userns); err != nil {
 		_ = Release(o.PinDir)
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return err
 	}
-	return t, nil
+	return nil
 }
 
 // Release detaches and removes the pins Resolve made in pinDir. It is

@@ -1,7 +1,6 @@
 package nsjoin
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,9 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/procfs"
-	"github.com/runc-userns/runc-userns/internal/runc"
 )
 
 // requireRoot gates the tests that pin namespaces (bind mounts) and create
@@ -67,29 +64,15 @@ func (p *proc) reap() {
 	_ = p.cmd.Wait()
 }
 
-// writeState writes <root>/<id>/state.json as runc would, with the given
-// annotations and namespace types.
-func writeState(t *testing.T, root, id string, pid int, start uint64, ann map[string]string, nsTypes ...string) {
+// writeState records in l the state of container id of root as runc's
+// state.json would give it, with the given pod and namespace types.
+func writeState(t *testing.T, l *fakeLookup, root, id string, pid int, start uint64, pod Pod, nsTypes ...string) *State {
 	t.Helper()
-	var st runc.State
-	st.InitPID, st.InitStart = pid, start
-	for k, v := range ann {
-		st.Config.Labels = append(st.Config.Labels, k+"="+v)
+	var ann map[string]string
+	if pod.InPod() {
+		ann = map[string]string{"sandbox": pod.ID}
 	}
-	st.Config.Labels = append(st.Config.Labels, "bundle=/bundles/"+id)
-	for _, typ := range nsTypes {
-		st.Config.Namespaces = append(st.Config.Namespaces, runc.Namespace{Type: typ})
-	}
-	b, err := json.Marshal(&st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(root, id), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, id, "state.json"), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	return l.set(root, id, pid, start, pod, ann, nsTypes...)
 }
 
 func sameInode(t *testing.T, a, b string) bool {
@@ -140,9 +123,10 @@ func TestResolve(t *testing.T) {
 
 	t.Run("PID namespace in our user namespace", func(t *testing.T) {
 		root, pinDir := t.TempDir(), filepath.Join(t.TempDir(), "debug")
+		l := newLookup()
 		p := spawn(t, unix.CLONE_NEWPID)
-		writeState(t, root, "target", p.pid, p.start, nil, "NEWNS", "NEWPID")
-		tg, err := Resolve(opts(root, "target", pinDir))
+		writeState(t, l, root, "target", p.pid, p.start, Pod{}, "NEWNS", "NEWPID")
+		tg, err := Resolve(l, opts(root, "target", pinDir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,9 +168,10 @@ func TestResolve(t *testing.T) {
 
 	t.Run("PID namespace of another user namespace: pinned with it, maps read", func(t *testing.T) {
 		root, pinDir := t.TempDir(), filepath.Join(t.TempDir(), "debug")
+		l := newLookup()
 		p := spawn(t, unix.CLONE_NEWUSER|unix.CLONE_NEWPID)
-		writeState(t, root, "target", p.pid, p.start, nil, "NEWUSER", "NEWPID")
-		tg, err := Resolve(opts(root, "target", pinDir))
+		writeState(t, l, root, "target", p.pid, p.start, Pod{}, "NEWUSER", "NEWPID")
+		tg, err := Resolve(l, opts(root, "target", pinDir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,8 +195,9 @@ func TestResolve(t *testing.T) {
 
 	t.Run("a designated pin of the target's user namespace is used, after an inode check", func(t *testing.T) {
 		root, pinDir := t.TempDir(), filepath.Join(t.TempDir(), "debug")
+		l := newLookup()
 		p := spawn(t, unix.CLONE_NEWUSER|unix.CLONE_NEWPID)
-		writeState(t, root, "target", p.pid, p.start, map[string]string{oci.CRISandboxID: "pod", oci.CRIContainerType: "container"}, "NEWUSER", "NEWPID")
+		writeState(t, l, root, "target", p.pid, p.start, Pod{ID: "pod"}, "NEWUSER", "NEWPID")
 		podPin := filepath.Join(t.TempDir(), "userns")
 		f, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", p.pid))
 		if err != nil {
@@ -225,13 +211,13 @@ func TestResolve(t *testing.T) {
 		defer unpin(podPin)
 		var asked []string
 		o := opts(root, "target", pinDir)
-		o.Annotations = map[string]string{oci.CRISandboxID: "pod", oci.CRIContainerType: "container"}
-		o.UsernsPins = func(id string, ann map[string]string) []string {
-			asked = append(asked, id, ann[oci.CRISandboxID])
+		o.Pod = Pod{ID: "pod"}
+		l.pins = func(id string, ann map[string]string) []string {
+			asked = append(asked, id, ann["sandbox"])
 			// Not namespaces, another namespace, then the right one.
 			return []string{"", filepath.Join(pinDir, "missing"), "/proc/self/ns/user", podPin}
 		}
-		tg, err := Resolve(o)
+		tg, err := Resolve(l, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,12 +238,13 @@ func TestResolve(t *testing.T) {
 
 	t.Run("a pin left by a killed create is replaced", func(t *testing.T) {
 		root, pinDir := t.TempDir(), t.TempDir()
+		l := newLookup()
 		p := spawn(t, unix.CLONE_NEWPID)
-		writeState(t, root, "target", p.pid, p.start, nil, "NEWPID")
+		writeState(t, l, root, "target", p.pid, p.start, Pod{}, "NEWPID")
 		if err := os.WriteFile(PIDNSPin(pinDir), []byte("stale"), 0o444); err != nil {
 			t.Fatal(err)
 		}
-		tg, err := Resolve(opts(root, "target", pinDir))
+		tg, err := Resolve(l, opts(root, "target", pinDir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,40 +257,40 @@ func TestResolve(t *testing.T) {
 
 func TestResolveRefusals(t *testing.T) {
 	requireRoot(t)
-	inPod := map[string]string{oci.CRISandboxID: "pod-a", oci.CRIContainerType: "container"}
+	inPod := Pod{ID: "pod-a"}
 
 	cases := []struct {
 		name string
 		// setup returns the options; it may start processes and write state.
-		setup   func(t *testing.T, root, pinDir string) Options
+		setup   func(t *testing.T, l *fakeLookup, root, pinDir string) Options
 		is      error
 		mention []string
 	}{
 		{
 			name:    "invalid target ID",
-			setup:   func(t *testing.T, root, pinDir string) Options { return opts(root, "../x", pinDir) },
+			setup:   func(t *testing.T, l *fakeLookup, root, pinDir string) Options { return opts(root, "../x", pinDir) },
 			is:      ErrBadRef,
 			mention: []string{"container ../x"},
 		},
 		{
 			name:    "itself",
-			setup:   func(t *testing.T, root, pinDir string) Options { return opts(root, "debug", pinDir) },
+			setup:   func(t *testing.T, l *fakeLookup, root, pinDir string) Options { return opts(root, "debug", pinDir) },
 			is:      ErrSelf,
 			mention: []string{"container debug refers to its own PID namespace (container:debug)"},
 		},
 		{
 			name:    "not found",
-			setup:   func(t *testing.T, root, pinDir string) Options { return opts(root, "nosuch", pinDir) },
+			setup:   func(t *testing.T, l *fakeLookup, root, pinDir string) Options { return opts(root, "nosuch", pinDir) },
 			is:      ErrNotFound,
 			mention: []string{"cannot join the PID namespace of container nosuch: container nosuch does not exist (runc root "},
 		},
 		{
 			name: "another pod",
-			setup: func(t *testing.T, root, pinDir string) Options {
+			setup: func(t *testing.T, l *fakeLookup, root, pinDir string) Options {
 				p := spawn(t, unix.CLONE_NEWPID)
-				writeState(t, root, "target", p.pid, p.start, inPod, "NEWPID")
+				writeState(t, l, root, "target", p.pid, p.start, inPod, "NEWPID")
 				o := opts(root, "target", pinDir)
-				o.Annotations = map[string]string{oci.CRIOSandboxID: "pod-b", oci.CRIOContainerType: "container"}
+				o.Pod = Pod{ID: "pod-b"}
 				return o
 			},
 			is:      ErrOtherPod,
@@ -311,9 +298,9 @@ func TestResolveRefusals(t *testing.T) {
 		},
 		{
 			name: "a pod member and a container of no pod",
-			setup: func(t *testing.T, root, pinDir string) Options {
+			setup: func(t *testing.T, l *fakeLookup, root, pinDir string) Options {
 				p := spawn(t, unix.CLONE_NEWPID)
-				writeState(t, root, "target", p.pid, p.start, inPod, "NEWPID")
+				writeState(t, l, root, "target", p.pid, p.start, inPod, "NEWPID")
 				return opts(root, "target", pinDir)
 			},
 			is:      ErrOtherPod,
@@ -321,9 +308,9 @@ func TestResolveRefusals(t *testing.T) {
 		},
 		{
 			name: "host PID namespace by config",
-			setup: func(t *testing.T, root, pinDir string) Options {
+			setup: func(t *testing.T, l *fakeLookup, root, pinDir string) Options {
 				p := spawn(t, 0)
-				writeState(t, root, "target", p.pid, p.start, nil, "NEWNS", "NEWNET")
+				writeState(t, l, root, "target", p.pid, p.start, Pod{}, "NEWNS", "NEWNET")
 				return opts(root, "target", pinDir)
 			},
 			is:      ErrHostPID,
@@ -331,9 +318,9 @@ func TestResolveRefusals(t *testing.T) {
 		},
 		{
 			name: "host PID namespace in fact",
-			setup: func(t *testing.T, root, pinDir string) Options {
+			setup: func(t *testing.T, l *fakeLookup, root, pinDir string) Options {
 				p := spawn(t, 0)
-				writeState(t, root, "target", p.pid, p.start, nil, "NEWPID")
+				writeState(t, l, root, "target", p.pid, p.start, Pod{}, "NEWPID")
 				return opts(root, "target", pinDir)
 			},
 			is:      ErrHostPID,
@@ -341,12 +328,9 @@ func TestResolveRefusals(t *testing.T) {
 		},
 		{
 			name: "created, not started",
-			setup: func(t *testing.T, root, pinDir string) Options {
+			setup: func(t *testing.T, l *fakeLookup, root, pinDir string) Options {
 				p := spawn(t, unix.CLONE_NEWPID)
-				writeState(t, root, "target", p.pid, p.start, nil, "NEWPID")
-				if err := unix.Mkfifo(filepath.Join(root, "target", execFifo), 0o600); err != nil {
-					t.Fatal(err)
-				}
+				writeState(t, l, root, "target", p.pid, p.start, Pod{}, "NEWPID").Created = true // runc's exec.fifo is there
 				return opts(root, "target", pinDir)
 			},
 			is:      ErrNotRunning,
@@ -354,9 +338,9 @@ func TestResolveRefusals(t *testing.T) {
 		},
 		{
 			name: "PID reused: another start time",
-			setup: func(t *testing.T, root, pinDir string) Options {
+			setup: func(t *testing.T, l *fakeLookup, root, pinDir string) Options {
 				p := spawn(t, unix.CLONE_NEWPID)
-				writeState(t, root, "target", p.pid, p.start-1, nil, "NEWPID")
+				writeState(t, l, root, "target", p.pid, p.start-1, Pod{}, "NEWPID")
 				return opts(root, "target", pinDir)
 			},
 			is:      ErrNotRunning,
@@ -364,9 +348,9 @@ func TestResolveRefusals(t *testing.T) {
 		},
 		{
 			name: "exited and reaped",
-			setup: func(t *testing.T, root, pinDir string) Options {
+			setup: func(t *testing.T, l *fakeLookup, root, pinDir string) Options {
 				p := spawn(t, unix.CLONE_NEWPID)
-				writeState(t, root, "target", p.pid, p.start, nil, "NEWPID")
+				writeState(t, l, root, "target", p.pid, p.start, Pod{}, "NEWPID")
 				p.reap()
 				return opts(root, "target", pinDir)
 			},
@@ -375,9 +359,9 @@ func TestResolveRefusals(t *testing.T) {
 		},
 		{
 			name: "exited, a zombie",
-			setup: func(t *testing.T, root, pinDir string) Options {
+			setup: func(t *testing.T, l *fakeLookup, root, pinDir string) Options {
 				p := spawn(t, unix.CLONE_NEWPID)
-				writeState(t, root, "target", p.pid, p.start, nil, "NEWPID")
+				writeState(t, l, root, "target", p.pid, p.start, Pod{}, "NEWPID")
 				_ = p.cmd.Process.Kill()
 				waitState(t, p.pid, 'Z')
 				return opts(root, "target", pinDir)
@@ -387,8 +371,8 @@ func TestResolveRefusals(t *testing.T) {
 		},
 		{
 			name: "no init recorded",
-			setup: func(t *testing.T, root, pinDir string) Options {
-				writeState(t, root, "target", 0, 0, nil, "NEWPID")
+			setup: func(t *testing.T, l *fakeLookup, root, pinDir string) Options {
+				writeState(t, l, root, "target", 0, 0, Pod{}, "NEWPID")
 				return opts(root, "target", pinDir)
 			},
 			is:      ErrNotRunning,
@@ -398,7 +382,8 @@ func TestResolveRefusals(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			root, pinDir := t.TempDir(), filepath.Join(t.TempDir(), "debug")
-			tg, err := Resolve(c.setup(t, root, pinDir))
+			l := newLookup()
+			tg, err := Resolve(l, c.setup(t, l, root, pinDir))
 			if err == nil {
 				Release(pinDir)
 				t.Fatalf("Resolve = %+v, want an error", tg)
@@ -424,15 +409,16 @@ func TestResolveInitDiesWhileOpening(t *testing.T) {
 	for _, flags := range []uintptr{unix.CLONE_NEWPID, unix.CLONE_NEWPID | unix.CLONE_NEWUSER} {
 		t.Run(fmt.Sprintf("flags %#x", flags), func(t *testing.T) {
 			root, pinDir := t.TempDir(), filepath.Join(t.TempDir(), "debug")
+			l := newLookup()
 			p := spawn(t, flags)
-			writeState(t, root, "target", p.pid, p.start, nil, "NEWPID")
+			writeState(t, l, root, "target", p.pid, p.start, Pod{}, "NEWPID")
 			called := false
 			testHookOpened = func(pid int) {
 				called = pid == p.pid
 				p.reap()
 			}
 			defer func() { testHookOpened = nil }()
-			tg, err := Resolve(opts(root, "target", pinDir))
+			tg, err := Resolve(l, opts(root, "target", pinDir))
 			if err == nil {
 				Release(pinDir)
 				t.Fatalf("Resolve = %+v after the init died", tg)

@@ -65,6 +65,17 @@ func ReadState(root, id string) (*State, error) {
 	return decodeState(f, path)
 }
 
+// execFifo exists in a container's state directory from `runc create`
+// until `runc start`.
+const execFifo = "exec.fifo"
+
+// Created reports whether runc has created container id of root but not
+// started it: runc's own test for "created" (its exec.fifo is there).
+func Created(root, id string) bool {
+	_, err := os.Lstat(filepath.Join(root, id, execFifo))
+	return err == nil
+}
+
 // ParseState is ReadState of data, the bytes read from path before.
 func ParseState(data []byte, path string) (*State, error) {
 	return decodeState(bytes.NewReader(data), path)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -178,7 +179,7 @@ func TestReadStateOfRealRuncs(t *testing.T) {
 }
 
 // TestStateNamespacesAndCgroup: what a PID-namespace join reads of its
-// target's state (nsjoin.Resolve).
+// target's state (nsjoin.Resolve, through main's adapter).
 func TestStateNamespacesAndCgroup(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -257,4 +258,25 @@ func FuzzReadState(f *testing.F) {
 			t.Fatalf("Annotation(%q) = %q, not among the labels %q", key, v, st.Config.Labels)
 		}
 	})
+}
+
+// TestCreated: a container is created, not started, while its exec.fifo
+// is there (what a PID-namespace join refuses to join).
+func TestCreated(t *testing.T) {
+	root := t.TempDir()
+	if Created(root, "c") {
+		t.Error("a container runc does not have is created")
+	}
+	if err := os.MkdirAll(filepath.Join(root, "c"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if Created(root, "c") {
+		t.Error("a started container (no exec.fifo) is created")
+	}
+	if err := syscall.Mkfifo(filepath.Join(root, "c", execFifo), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !Created(root, "c") {
+		t.Error("a container with its exec.fifo is not created")
+	}
 }
