@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,7 +111,7 @@ func (a *app) createPlan(doc *oci.Document, bundle string) (req oci.Request, wan
 	if want, err = a.wantUserns(doc.Spec, req); err != nil {
 		return req, false, false, err
 	}
-	untouched = !want && !idmap.Requested(doc.Spec) && !wantsPIDJoin(doc.Spec, req)
+	untouched = !want && !idmap.Requested(doc.Spec) && !nsjoin.Wanted(doc.Spec, req.PIDNamespace)
 	return req, want, untouched, nil
 }
 
@@ -148,9 +149,9 @@ func (a *app) joinPooledPod(s *specs.Spec, req oci.Request) (bool, error) {
 func (a *app) wantUserns(s *specs.Spec, req oci.Request) (bool, error) {
 	id, mode := a.inv.ID, a.cfg.Userns.Mode
 	explicit := req.Userns == oci.UsernsAuto
-	// A container:<ID> join takes its target's user namespace (pidjoin.go),
+	// A container:<ID> join takes its target's user namespace (nsjoin),
 	// which in a pooled pod is the pod's.
-	if !explicit && !libuserns.HasUserns(s) && !wantsPIDJoin(s, req) && a.podIsPooled(req.Pod) {
+	if !explicit && !libuserns.HasUserns(s) && !nsjoin.Wanted(s, req.PIDNamespace) && a.podIsPooled(req.Pod) {
 		return a.joinPooledPod(s, req)
 	}
 	if explicit && mode == config.ModeOff {
@@ -281,7 +282,7 @@ type creation struct {
 	pool       *pool.Pool
 	netjoin    netjoin        // the network namespace runc starts in (netjoin.go)
 	netSysctls netSysctls     // written into a foreign network namespace before runc starts (netsysctl.go)
-	join       *pidJoin       // a resolved container:<ID> reference
+	join       *nsjoin.Join   // a resolved container:<ID> reference
 	feat       *runc.Features // the real runtime's (plan)
 	marker     *os.File       // the locked in-flight marker (package state)
 	staging    bool           // the container directory is a StageDir (stageContainerDir)
@@ -427,30 +428,12 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 		return nil, nil, err
 	}
 	c.undo = append(c.undo, func() error { return c.lay.RemoveStaged(c.root, c.id) })
-	var mods []modifier
 	// A container:<ID> reference first: joining the target's PID namespace
 	// decides the user namespace too (the target's), and may rule out one
-	// from the pool. Its pins are mounts in the container directory.
-	if wantsPIDJoin(s, c.req) {
-		if err := c.stageContainerDir(); err != nil {
-			return nil, nil, err
-		}
-	}
-	join, err := c.resolvePIDJoin(s, c.req, c.root, c.lay.ContainerDir(c.root, c.id), !feat.NativeIdmap)
+	// from the pool.
+	mods, err := c.planJoin(s, stamp, feat)
 	if err != nil {
 		return nil, nil, err
-	}
-	if join != nil {
-		c.join = join
-		c.undo = append(c.undo, join.Cleanup)
-		fault.Point(fault.Joined)
-		mods = append(mods, join.Modifiers()...)
-		if join.TakesUserns() {
-			c.want = false
-			// Recorded so that a second create of the bundle undoes it
-			// (undoStamp) and resolves the reference afresh.
-			stamp.UsernsPath = join.target.Userns
-		}
 	}
 	var pod []specs.LinuxIDMapping
 	var podNS *os.File
@@ -869,13 +852,80 @@ func (m stampModifier) Modify(s *specs.Spec) error {
 	return nil
 }
 
-// joinLookup adapts internal/runc and internal/oci to nsjoin.Lookup.
-type joinLookup struct{ a *app }
+// planJoin resolves the container's container:<ID> reference, if it has
+// one (nsjoin): the target's PID namespace, and the user namespace that
+// owns it, which rules out one from the pool unless it is the very one
+// the pool gives. Its pins are mounts in the container directory.
+func (c *creation) planJoin(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features) ([]modifier, error) {
+	if !nsjoin.Wanted(s, c.req.PIDNamespace) {
+		return nil, nil
+	}
+	if err := c.stageContainerDir(); err != nil {
+		return nil, err
+	}
+	join, err := nsjoin.Plan(s, c.joinRequest(s, feat), joinHost{c.app})
+	if err != nil || join == nil {
+		return nil, err
+	}
+	c.join = join
+	c.undo = append(c.undo, join.Cleanup)
+	fault.Point(fault.Joined)
+	if join.TakesUserns() {
+		c.want = false
+		// Recorded so that a second create of the bundle undoes it
+		// (undoStamp) and resolves the reference afresh.
+		stamp.UsernsPath = join.Userns()
+	}
+	mods := make([]modifier, 0, len(join.Modifiers()))
+	for _, m := range join.Modifiers() {
+		mods = append(mods, m)
+	}
+	return mods, nil
+}
 
-func (joinLookup) ValidateID(id string) error { return oci.ValidateID(id) }
+// joinRequest is nsjoin's view of this create: what its spec and
+// annotations ask, the pool's part (c.want) and the runtime's features.
+func (c *creation) joinRequest(s *specs.Spec, feat *runc.Features) nsjoin.Request {
+	r := nsjoin.Request{
+		ID:           c.id,
+		Root:         c.root,
+		PinDir:       c.lay.ContainerDir(c.root, c.id),
+		PinBase:      c.lay.ContainersDir(),
+		PIDNamespace: c.req.PIDNamespace,
+		Keys:         nsjoin.Keys{PIDNamespace: oci.AnnotationPIDNamespace, Userns: oci.AnnotationUserns},
+		Pod:          joinPod(c.req.Pod),
+		PodIdentity:  oci.CheckPodIdentity(c.id, s.Annotations),
+		Cgroup:       oci.PodCgroup(cgroupsPath(s)),
+		Features: nsjoin.Features{
+			WithMappings:     !feat.NativeIdmap,
+			JoinsUsernsFirst: feat.JoinsUsernsFirst,
+			Version:          feat.Version,
+			Sysfs:            sysfsModifier{native: feat.NativeIdmap},
+		},
+		Log: c.log,
+	}
+	switch c.req.Userns {
+	case oci.UsernsAuto:
+		r.Userns = nsjoin.UsernsAuto
+	case oci.UsernsHost:
+		r.Userns = nsjoin.UsernsHost
+	}
+	// An app container of a pool pod gets the pod's user namespace from
+	// the pool; a sandbox a new one.
+	if c.want && !c.req.Pod.Sandbox {
+		r.PoolUserns = c.lay.Pin(c.req.Pod.Owner)
+	}
+	return r
+}
+
+// joinHost adapts internal/runc, internal/oci, libuserns and the state
+// directory to nsjoin.Host.
+type joinHost struct{ a *app }
+
+func (joinHost) ValidateID(id string) error { return oci.ValidateID(id) }
 
 // State reads runc's state.json and exec.fifo of container id of root.
-func (joinLookup) State(root, id string) (*nsjoin.State, error) {
+func (joinHost) State(root, id string) (*nsjoin.State, error) {
 	st, err := runc.ReadState(root, id)
 	if err != nil {
 		return nil, err
@@ -892,8 +942,42 @@ func (joinLookup) State(root, id string) (*nsjoin.State, error) {
 	}, nil
 }
 
-func (l joinLookup) UsernsPins(id string, annotations map[string]string) []string {
-	return l.a.podUsernsPins(id, annotations)
+// UsernsPins names the paths that may already pin a target's user
+// namespace: its pod's pin under our state dir, and the one its stamp
+// records if this node wrote the stamp. nsjoin uses one only if it is the
+// target's namespace (same inode).
+func (h joinHost) UsernsPins(id string, annotations map[string]string) []string {
+	var out []string
+	if owner := oci.PodOf(id, annotations).Owner; oci.ValidateID(owner) == nil {
+		out = append(out, state.Layout(h.a.cfg.StateDir).Pin(owner))
+	}
+	if v, ok := annotations[oci.AnnotationStamp]; ok {
+		if st, err := oci.DecodeStamp(v); err == nil && st.UsernsPath != "" && h.a.verifyStamp(st) == nil {
+			out = append(out, st.UsernsPath)
+		}
+	}
+	return out
+}
+
+func (joinHost) ParseMappings(idMap []byte) ([]specs.LinuxIDMapping, error) {
+	return libuserns.ParseMappings(bytes.NewReader(idMap))
+}
+
+func (joinHost) UsernsModifier(path string, uid, gid []specs.LinuxIDMapping) nsjoin.Modifier {
+	return libuserns.Modifier{Path: path, UID: uid, GID: gid}
+}
+
+// ForeignNetns: whether the spec joins a network namespace the user
+// namespace pinned at userns does not own (sysfs.go).
+func (joinHost) ForeignNetns(s *specs.Spec, userns string) (bool, string, error) {
+	return foreignNetns(s, func(p string) (bool, error) {
+		ns, err := libuserns.OpenPinned(userns)
+		if err != nil {
+			return false, err
+		}
+		defer ns.Close()
+		return ownedBy(ns)(p)
+	})
 }
 
 // joinPod is nsjoin's view of a container's pod: its sandbox's ID, or

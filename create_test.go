@@ -2,16 +2,49 @@ package main
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"syscall"
 	"testing"
 
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
+
+	"github.com/runc-userns/runc-userns/internal/config"
+	"github.com/runc-userns/runc-userns/internal/runc"
+
 	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/internal/state"
 	"github.com/runc-userns/runc-userns/nsjoin"
 )
+
+func str(s string) *string { return &s }
+
+// testApp is an app for container "debug" with the given userns mode.
+func testApp(t *testing.T, mode config.Mode) *app {
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	return &app{
+		inv: &oci.Invocation{ID: "debug", Command: "create"},
+		cfg: &config.Config{StateDir: t.TempDir(), Userns: config.Userns{Mode: mode}},
+		log: log,
+	}
+}
+
+// appSpec is a container spec with its own network and PID namespaces and
+// the given annotations.
+func appSpec(ann map[string]string) *specs.Spec {
+	return &specs.Spec{
+		Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{
+			{Type: specs.PIDNamespace, Path: "container:t"}, {Type: specs.NetworkNamespace}, {Type: specs.IPCNamespace}, {Type: specs.MountNamespace},
+		}},
+		Annotations: ann,
+	}
+}
 
 func containerd(sandbox, ctype string) map[string]string {
 	return map[string]string{oci.CRISandboxID: sandbox, oci.CRIContainerType: ctype}
@@ -105,11 +138,11 @@ func TestJoinPodSamePod(t *testing.T) {
 	}
 }
 
-// TestJoinLookupState: what nsjoin is told of a target, read from runc's
+// TestJoinHostState: what nsjoin is told of a target, read from runc's
 // state.json and exec.fifo.
-func TestJoinLookupState(t *testing.T) {
+func TestJoinHostState(t *testing.T) {
 	root := t.TempDir()
-	if _, err := (joinLookup{}).State(root, "nosuch"); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := (joinHost{}).State(root, "nosuch"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("State of a container runc does not have: %v, want fs.ErrNotExist", err)
 	}
 	const state = `{"init_process_pid": 42, "init_process_start": 4711, "config": {
@@ -130,14 +163,123 @@ func TestJoinLookupState(t *testing.T) {
 		Cgroup:       "/kubepods/pod1",
 		PIDNamespace: true,
 	}
-	st, err := (joinLookup{}).State(root, "t")
+	st, err := (joinHost{}).State(root, "t")
 	if err != nil || !reflect.DeepEqual(*st, want) {
 		t.Fatalf("State = %+v, %v; want %+v", st, err, want)
 	}
 	if err := syscall.Mkfifo(filepath.Join(root, "t", "exec.fifo"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := (joinLookup{}).State(root, "t"); err != nil || !st.Created {
+	if st, err := (joinHost{}).State(root, "t"); err != nil || !st.Created {
 		t.Errorf("State with an exec.fifo = %+v, %v; want Created", st, err)
+	}
+}
+
+func TestJoinHostUsernsPins(t *testing.T) {
+	a := testApp(t, config.ModeAnnotation)
+	lay := state.Layout(a.cfg.StateDir)
+	cases := []struct {
+		name string
+		id   string
+		ann  map[string]string
+		want []string
+	}{
+		{"app container", "c1", map[string]string{oci.CRISandboxID: "p", oci.CRIContainerType: "container"}, []string{lay.Pin("p")}},
+		{"sandbox", "p", map[string]string{oci.CRISandboxID: "p", oci.CRIContainerType: "sandbox"}, []string{lay.Pin("p")}},
+		{"standalone", "solo", nil, []string{lay.Pin("solo")}},
+		{"invalid sandbox ID", "c1", map[string]string{oci.CRISandboxID: "../p", oci.CRIContainerType: "container"}, nil},
+		{"forged stamp is ignored", "c1", map[string]string{oci.CRISandboxID: "p", oci.CRIContainerType: "container", oci.AnnotationStamp: `{"v":1,"usernsPath":"/forged","mac":"00"}`}, []string{lay.Pin("p")}},
+	}
+	key, err := oci.StampKey(a.cfg.StateDir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := &oci.Stamp{Version: 1, Owner: "p", StateDir: "/old/state", UsernsPath: "/old/state/pods/p/userns"}
+	signed.Sign(key)
+	cases = append(cases, struct {
+		name string
+		id   string
+		ann  map[string]string
+		want []string
+	}{"stamp of this node", "c1", map[string]string{oci.CRISandboxID: "p", oci.CRIContainerType: "container", oci.AnnotationStamp: signed.Encode()}, []string{lay.Pin("p"), "/old/state/pods/p/userns"}})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := (joinHost{a}).UsernsPins(c.id, c.ann); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("UsernsPins = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestJoinRequest: what nsjoin is told of a create: above all the user
+// namespace the pool gives the container anyway (the pod's pin for an app
+// container of a pool pod that gets one, by annotation or the node's
+// mode), which nsjoin compares with the target's (TestPlanUserns there).
+func TestJoinRequest(t *testing.T) {
+	appOf := func(pod string) map[string]string {
+		return map[string]string{oci.CRISandboxID: pod, oci.CRIContainerType: "container"}
+	}
+	withAuto := func(m map[string]string) map[string]string {
+		m[oci.AnnotationUserns] = "auto"
+		return m
+	}
+	cases := []struct {
+		name   string
+		mode   config.Mode
+		ann    map[string]string
+		pool   bool // PoolUserns is the pod's pin
+		userns nsjoin.UsernsChoice
+	}{
+		{name: "app of a pod", ann: appOf("p")},
+		{name: "app of a pod, mode always", mode: config.ModeAlways, ann: appOf("p"), pool: true},
+		{name: "app with auto", ann: withAuto(appOf("p")), pool: true, userns: nsjoin.UsernsAuto},
+		{name: "asks for host", ann: map[string]string{oci.AnnotationUserns: "host"}, userns: nsjoin.UsernsHost},
+		{name: "standalone with auto: a new one", ann: withAuto(map[string]string{}), userns: nsjoin.UsernsAuto},
+		{name: "sandbox with auto: a new one", ann: withAuto(map[string]string{oci.CRISandboxID: "p", oci.CRIContainerType: "sandbox"}), userns: nsjoin.UsernsAuto},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := testApp(t, c.mode)
+			s := appSpec(c.ann)
+			req, err := oci.ParseRequest("debug", s.Annotations)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := a.wantUserns(s, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cr := &creation{app: a, id: "debug", req: req, want: want, root: "/run/runc", lay: state.Layout(a.cfg.StateDir)}
+			r := cr.joinRequest(s, &runc.Features{NativeIdmap: true, JoinsUsernsFirst: true, Version: "1.1.0"})
+			wantPool := ""
+			if c.pool {
+				wantPool = state.Layout(a.cfg.StateDir).Pin("p")
+			}
+			if r.PoolUserns != wantPool || r.Userns != c.userns {
+				t.Errorf("PoolUserns, Userns = %q, %v; want %q, %v", r.PoolUserns, r.Userns, wantPool, c.userns)
+			}
+			if r.ID != "debug" || r.Root != "/run/runc" || r.PinDir != cr.lay.ContainerDir("/run/runc", "debug") || r.PinBase != filepath.Join(a.cfg.StateDir, "containers") {
+				t.Errorf("request names %+v", r)
+			}
+			if r.Keys != (nsjoin.Keys{PIDNamespace: oci.AnnotationPIDNamespace, Userns: oci.AnnotationUserns}) || r.PodIdentity != nil || r.Pod != joinPod(req.Pod) {
+				t.Errorf("request keys and pod %+v", r)
+			}
+			if f := r.Features; f.WithMappings || !f.JoinsUsernsFirst || f.Version != "1.1.0" || f.Sysfs != (sysfsModifier{native: true}) {
+				t.Errorf("features %+v", f)
+			}
+		})
+	}
+}
+
+// TestJoinHostValidatesLikeOCI: nsjoin refuses a reference by the ID rule
+// main passes, oci.ValidateID, in its words.
+func TestJoinHostValidatesLikeOCI(t *testing.T) {
+	for ref, want := range map[string]string{
+		"container:":     "must not be empty",
+		"container:../x": "byte '/' is not allowed",
+	} {
+		if _, _, err := nsjoin.ParseRef(ref, joinHost{}.ValidateID); err == nil || !errors.Is(err, nsjoin.ErrBadRef) || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseRef(%q) = %v, want ErrBadRef saying %q", ref, err, want)
+		}
 	}
 }

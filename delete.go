@@ -12,6 +12,7 @@ import (
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
 	"github.com/runc-userns/runc-userns/internal/state"
+	"github.com/runc-userns/runc-userns/nsjoin"
 	"github.com/runc-userns/runc-userns/pool"
 )
 
@@ -154,7 +155,7 @@ func releaseContainer(lay state.Layout, root, id, owner string, log logrus.Field
 // for its in-flight marker (which callers remove last): its PID-join pins,
 // staging mounts and directories.
 func removeLeftovers(lay state.Layout, root, id string) error {
-	if err := releasePIDJoin(lay.ContainerDir(root, id)); err != nil {
+	if err := nsjoin.Release(lay.ContainerDir(root, id)); err != nil {
 		return err
 	}
 	return lay.RemoveStaged(root, id)

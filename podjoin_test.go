@@ -54,7 +54,7 @@ func TestWantUsernsPooledPod(t *testing.T) {
 		{"app on the host's network, pod pooled", true, config.ModeAnnotation, app, hostNet, false, "shares the host's [network] namespace"},
 		{"the sandbox itself", true, config.ModeAnnotation, map[string]string{oci.CRISandboxID: pod, oci.CRIContainerType: "sandbox"}, nil, false, ""},
 		{"no pod annotations", true, config.ModeAnnotation, nil, nil, false, ""},
-		{"a container:<ID> join: its target's (pidjoin.go)", true, config.ModeAnnotation, app, func(s *specs.Spec) *specs.Spec {
+		{"a container:<ID> join: its target's (nsjoin)", true, config.ModeAnnotation, app, func(s *specs.Spec) *specs.Spec {
 			s.Linux.Namespaces[0].Path = "container:sb"
 			return s
 		}, false, ""},

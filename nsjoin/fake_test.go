@@ -2,8 +2,14 @@ package nsjoin
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
+	"strconv"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
 )
 
 // validID is the fake of Lookup.ValidateID: runc's ID rule in the words
@@ -68,4 +74,71 @@ func (f *fakeLookup) set(root, id string, pid int, start uint64, pod Pod, ann ma
 	}
 	f.states[filepath.Join(root, id)] = st
 	return st
+}
+
+// fakeHost is a Host: a fakeLookup, a parser of id maps as
+// libuserns.ParseMappings parses them, usernsMod for the user namespace
+// modifier, and a fixed answer for ForeignNetns.
+type fakeHost struct {
+	*fakeLookup
+	foreign bool   // ForeignNetns's answer
+	netns   string // the network namespace it names
+}
+
+func newHost() *fakeHost { return &fakeHost{fakeLookup: newLookup()} }
+
+func (*fakeHost) ParseMappings(idMap []byte) ([]specs.LinuxIDMapping, error) {
+	var out []specs.LinuxIDMapping
+	for _, line := range strings.Split(string(idMap), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 3 {
+			return nil, fmt.Errorf("id map line %q: want 3 fields, have %d", line, len(f))
+		}
+		var v [3]uint32
+		for i := range f {
+			n, err := strconv.ParseUint(f[i], 10, 32)
+			if err != nil {
+				return nil, fmt.Errorf("id map line %q: %w", line, err)
+			}
+			v[i] = uint32(n)
+		}
+		out = append(out, specs.LinuxIDMapping{ContainerID: v[0], HostID: v[1], Size: v[2]})
+	}
+	return out, nil
+}
+
+func (*fakeHost) UsernsModifier(path string, uid, gid []specs.LinuxIDMapping) Modifier {
+	return usernsMod{Path: path, UID: uid, GID: gid}
+}
+
+func (h *fakeHost) ForeignNetns(*specs.Spec, string) (bool, string, error) {
+	return h.foreign, h.netns, nil
+}
+
+// usernsMod stands for libuserns.Modifier: it records what it was given
+// and sets the spec's user namespace path.
+type usernsMod struct {
+	Path     string
+	UID, GID []specs.LinuxIDMapping
+}
+
+func (m usernsMod) Modify(s *specs.Spec) error {
+	s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace, Path: m.Path})
+	s.Linux.UIDMappings, s.Linux.GIDMappings = m.UID, m.GID
+	return nil
+}
+
+// sysfsMod stands for main's sysfs modifier.
+type sysfsMod struct{}
+
+func (sysfsMod) Modify(*specs.Spec) error { return nil }
+
+// testLog discards the join's log lines.
+func testLog() logrus.FieldLogger {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	return l
 }

@@ -42,8 +42,12 @@ func RootHash(root string) string {
 // ContainerDir is container id's directory: its staging mounts, its
 // container:<ID> target's pins and its network namespace record.
 func (l Layout) ContainerDir(root, id string) string {
-	return filepath.Join(string(l), "containers", RootHash(root), id)
+	return filepath.Join(l.ContainersDir(), RootHash(root), id)
 }
+
+// ContainersDir holds the container directories, one level of root
+// hashes down: nsjoin recognises its pins in any of them.
+func (l Layout) ContainersDir() string { return filepath.Join(string(l), "containers") }
 
 // markerContainerDir is the container directory of the in-flight marker
 // named name ("<root hash>-<id>": Inflight names it with ContainerDir's

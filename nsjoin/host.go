@@ -1,5 +1,7 @@
 package nsjoin
 
+import specs "github.com/opencontainers/runtime-spec/specs-go"
+
 // Lookup is what Resolve needs to know of the world outside the package:
 // the runtime's state of other containers and the wrapper's rules for IDs
 // and pods. main adapts internal/runc and internal/oci to it; the tests
@@ -42,4 +44,21 @@ type State struct {
 	PIDNamespace bool
 	// Created: created but not started (runc's exec.fifo is there).
 	Created bool
+}
+
+// Host is what Plan needs from outside the package: a Lookup, and the
+// wrapper's user namespace tools (libuserns, and its check of a network
+// namespace's owner), passed in because nsjoin imports no other domain
+// package.
+type Host interface {
+	Lookup
+	// ParseMappings parses an id map as /proc/<pid>/uid_map shows it.
+	ParseMappings(idMap []byte) ([]specs.LinuxIDMapping, error)
+	// UsernsModifier puts the container in the user namespace at path,
+	// with the mappings in the spec unless they are nil.
+	UsernsModifier(path string, uid, gid []specs.LinuxIDMapping) Modifier
+	// ForeignNetns reports whether the spec joins a network namespace
+	// that the user namespace at userns does not own, and names the
+	// network namespace it joins ("" for a new one).
+	ForeignNetns(s *specs.Spec, userns string) (foreign bool, netns string, err error)
 }
