@@ -6,6 +6,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/runc-userns/runc-userns/internal/admin"
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/pool"
@@ -44,7 +45,7 @@ func (a *app) checkCallerMappings(s *specs.Spec) error {
 	var ranges []pool.Range
 	var from, hint string
 	if a.cfg.Userns.Mode == config.ModeOff {
-		if !poolExists(a.cfg.StateDir) {
+		if !admin.PoolExists(a.cfg.StateDir) {
 			return nil
 		}
 		held, err := a.heldRanges() // none once those pods are gone
@@ -82,7 +83,7 @@ func (a *app) heldRanges() ([]pool.Range, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.SetHooks(poolHooks(a.cfg.StateDir, a.log))
+	p.SetHooks(admin.PoolHooks(a.cfg.StateDir, a.log))
 	allocs, err := p.List()
 	if err != nil {
 		return nil, err

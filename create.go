@@ -13,6 +13,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/runc-userns/runc-userns/idmap"
+	"github.com/runc-userns/runc-userns/internal/admin"
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/fault"
 	"github.com/runc-userns/runc-userns/internal/oci"
@@ -468,34 +469,10 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 // idmapped rootfs.
 func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features) ([]modifier, *os.File, error) {
 	owner := c.req.Pod.Owner
-	if err := oci.ValidateID(owner); err != nil {
-		return nil, nil, fmt.Errorf("pod sandbox id: %w", err)
-	}
-	p, err := openPool(c.cfg, c.cfg.StateDir)
+	alloc, err := c.takeRange(owner, s)
 	if err != nil {
 		return nil, nil, err
 	}
-	c.pool = p
-	c.markInflight(p)
-	var alloc pool.Allocation
-	if c.req.Pod.Sandbox {
-		alloc, err = p.Allocate(owner, c.root, c.id)
-	} else {
-		if err := c.checkMembership(owner, s); err != nil {
-			return nil, nil, err
-		}
-		alloc, err = p.Join(owner, c.id)
-		if errors.Is(err, pool.ErrUnknownOwner) {
-			err = fmt.Errorf("its pod %s has no user namespace from runc-userns (its sandbox was created without %s=auto, or is gone): recreate the pod with the annotation: %w", owner, oci.AnnotationUserns, err)
-		}
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	c.undo = append(c.undo, func() error { return c.leave(owner) })
-	fault.Point(fault.Allocated)
-	c.ph.Mark("pool")
-
 	mapping := libuserns.PodMappings(alloc.HostID, alloc.Size)
 	ns, err := c.ensurePin(owner, alloc, mapping)
 	if err != nil {
@@ -566,6 +543,54 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 		mods = append(mods, sysfsModifier{native: feat.NativeIdmap})
 	}
 	return mods, ns, nil
+}
+
+// takeRange opens the pool and takes pod owner's range for this
+// container: the sandbox allocates it, another container of the pod joins
+// it. The create's undo leaves it again.
+func (c *creation) takeRange(owner string, s *specs.Spec) (pool.Allocation, error) {
+	if err := oci.ValidateID(owner); err != nil {
+		return pool.Allocation{}, fmt.Errorf("pod sandbox id: %w", err)
+	}
+	p, err := admin.OpenPool(c.cfg, c.cfg.StateDir)
+	if err != nil {
+		return pool.Allocation{}, err
+	}
+	c.pool = p
+	c.markInflight(p)
+	var alloc pool.Allocation
+	if c.req.Pod.Sandbox {
+		alloc, err = p.Allocate(owner, c.root, c.id)
+	} else {
+		if err := c.checkMembership(owner, s); err != nil {
+			return pool.Allocation{}, err
+		}
+		alloc, err = p.Join(owner, c.id)
+		if errors.Is(err, pool.ErrUnknownOwner) {
+			err = fmt.Errorf("its pod %s has no user namespace from runc-userns (its sandbox was created without %s=auto, or is gone): recreate the pod with the annotation: %w", owner, oci.AnnotationUserns, err)
+		}
+	}
+	if err != nil {
+		return pool.Allocation{}, err
+	}
+	c.undo = append(c.undo, func() error { return c.leave(owner) })
+	fault.Point(fault.Allocated)
+	c.ph.Mark("pool")
+	return alloc, nil
+}
+
+// markInflight has the pool record the claim in the container's in-flight
+// marker, which the create holds from its start (creation.do).
+func (c *creation) markInflight(p *pool.Pool) {
+	f := c.marker
+	h := admin.PoolHooks(c.cfg.StateDir, c.log)
+	h.Claim = func(a pool.Allocation, member string) error {
+		if member != c.id {
+			return nil
+		}
+		return state.WriteInflight(f.Name(), state.InflightRecord{Owner: a.Owner, HostID: a.HostID, Size: a.Size, Root: a.Root, Member: member})
+	}
+	p.SetHooks(h)
 }
 
 // planMounts idmaps the bind mounts: every one of a pool container whose

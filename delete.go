@@ -1,18 +1,17 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/runc-userns/runc-userns/internal/admin"
 	"github.com/runc-userns/runc-userns/internal/fault"
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
 	"github.com/runc-userns/runc-userns/internal/state"
-	"github.com/runc-userns/runc-userns/nsjoin"
 	"github.com/runc-userns/runc-userns/pool"
 )
 
@@ -123,18 +122,18 @@ func release(stateDir, root, id, owner string, log logrus.FieldLogger) error {
 
 // releaseContainer is release but for the in-flight marker.
 func releaseContainer(lay state.Layout, root, id, owner string, log logrus.FieldLogger) error {
-	if err := removeLeftovers(lay, root, id); err != nil {
+	if err := admin.RemoveLeftovers(lay, root, id); err != nil {
 		return err
 	}
 	stateDir := string(lay)
-	if !poolExists(stateDir) {
+	if !admin.PoolExists(stateDir) {
 		return nil // no pool here: nothing was ever allocated
 	}
 	p, err := pool.OpenExisting(stateDir)
 	if err != nil {
 		return err
 	}
-	p.SetHooks(poolHooks(stateDir, log))
+	p.SetHooks(admin.PoolHooks(stateDir, log))
 	if owner == "" {
 		// Killed before runc had the container: find it by membership.
 		if owner, err = p.OwnerOf(root, id); err != nil || owner == "" {
@@ -146,30 +145,9 @@ func releaseContainer(lay state.Layout, root, id, owner string, log logrus.Field
 		return err
 	}
 	// Killed here, the pin outlives the range: a retried delete finds
-	// no owner any more, and only `pool gc` (sweepPins) drops it.
+	// no owner any more, and only `pool gc` drops it.
 	fault.Point(fault.Released)
 	return lay.UnpinPod(owner)
-}
-
-// removeLeftovers removes what a container leaves besides its range, but
-// for its in-flight marker (which callers remove last): its PID-join pins,
-// staging mounts and directories.
-func removeLeftovers(lay state.Layout, root, id string) error {
-	if err := nsjoin.Release(lay.ContainerDir(root, id)); err != nil {
-		return err
-	}
-	return lay.RemoveStaged(root, id)
-}
-
-// poolExists reports whether stateDir holds a pool's records (or an older
-// release's pool.json, which the pool converts).
-func poolExists(stateDir string) bool {
-	for _, name := range []string{pool.RecordDir, pool.StateFile} {
-		if _, err := os.Lstat(filepath.Join(stateDir, name)); !errors.Is(err, os.ErrNotExist) {
-			return true
-		}
-	}
-	return false
 }
 
 func executable(path string) bool {

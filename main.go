@@ -9,6 +9,7 @@ import (
 
 	"github.com/moby/sys/userns"
 
+	"github.com/runc-userns/runc-userns/internal/admin"
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/logging"
 	"github.com/runc-userns/runc-userns/internal/oci"
@@ -26,8 +27,8 @@ func main() {
 // verbs, the create/run pipeline, the delete path, or exec of the real runc
 // with argv untouched.
 func dispatch(argv []string) int {
-	if len(argv) > 1 && adminVerbs[argv[1]] {
-		return admin(argv)
+	if len(argv) > 1 && admin.IsVerb(argv[1]) {
+		return admin.Run(argv)
 	}
 	inv := oci.Parse(argv[1:])
 	if !inv.RootGiven {
@@ -61,7 +62,7 @@ func dispatch(argv []string) int {
 		return a.execIn()
 	case inv.Command == "features" && !inv.Help && inv.Args[len(inv.Args)-1] == "features":
 		return a.features()
-	case adminVerbs[inv.Command]:
+	case admin.IsVerb(inv.Command):
 		// runc would answer "No help topic for 'pool'".
 		return a.fail(fmt.Errorf("%s is runc-userns's own command, not runc's, and takes none of runc's global flags before it: run `runc-userns %s ...` with nothing between the two", inv.Command, inv.Command))
 	}

@@ -1,11 +1,13 @@
-package main
+package admin
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/runc-userns/runc-userns/internal/state"
+	"github.com/runc-userns/runc-userns/nsjoin"
 	"github.com/runc-userns/runc-userns/pool"
 )
 
@@ -56,5 +58,31 @@ func TestReleaseDeadPod(t *testing.T) {
 	}
 	if !state.StillNamed(busy) || !state.InflightBusy(busy.Name()) {
 		t.Error("the busy create's marker is no longer the one it holds")
+	}
+}
+
+// RemoveLeftovers drops the PID-join pins a create made in the container
+// directory (a delete of a create killed before its cleanup), and is
+// idempotent: nothing to remove is fine.
+func TestRemoveLeftoversIsIdempotent(t *testing.T) {
+	lay, root := state.Layout(t.TempDir()), t.TempDir()
+	if err := RemoveLeftovers(lay, root, "never"); err != nil {
+		t.Errorf("RemoveLeftovers of nothing: %v", err)
+	}
+	dir := lay.ContainerDir(root, "joined")
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(nsjoin.PIDNSPin(dir), nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveLeftovers(lay, root, "joined"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(nsjoin.PIDNSPin(dir)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("pin file left: %v", err)
+	}
+	if err := RemoveLeftovers(lay, root, "joined"); err != nil {
+		t.Errorf("RemoveLeftovers again: %v", err)
 	}
 }

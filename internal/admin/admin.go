@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"encoding/json"
@@ -16,13 +16,26 @@ import (
 	"github.com/runc-userns/runc-userns/pool"
 )
 
-// adminVerbs are ours; runc has no subcommand by these names.
-var adminVerbs = map[string]bool{"pool": true, "doctor": true}
+// verbs are ours; runc has no subcommand by these names.
+var verbs = map[string]bool{"pool": true, "doctor": true}
 
-// admin runs the operator's verbs (urfave/cli is fine here; runc's argv is
-// never parsed with it).
-func admin(argv []string) int {
-	app := &cli.App{
+// IsVerb reports whether command is one of the operator's verbs, which Run
+// handles, rather than a runc subcommand.
+func IsVerb(command string) bool { return verbs[command] }
+
+// Run runs the operator's verbs, argv being the whole command line
+// (argv[0] the program); it returns the exit status. urfave/cli is fine
+// here: runc's argv is never parsed with it.
+func Run(argv []string) int {
+	if err := newApp().Run(argv); err != nil {
+		fmt.Fprintln(os.Stderr, "runc-userns:", err)
+		return 1
+	}
+	return 0
+}
+
+func newApp() *cli.App {
+	return &cli.App{
 		Name:  "runc-userns",
 		Usage: "runc-userns administration (every other command is runc's)",
 		Commands: []*cli.Command{{
@@ -56,17 +69,12 @@ func admin(argv []string) int {
 			Action:    doctorCmd,
 		}},
 	}
-	if err := app.Run(argv); err != nil {
-		fmt.Fprintln(os.Stderr, "runc-userns:", err)
-		return 1
-	}
-	return 0
 }
 
-// openPool opens the pool for allocation: ranges resolved from the config
+// OpenPool opens the pool for allocation: ranges resolved from the config
 // (explicit, else the subid user's, else the default) and checked against
 // the host's users, groups and other subordinate ranges.
-func openPool(cfg *config.Config, stateDir string) (*pool.Pool, error) {
+func OpenPool(cfg *config.Config, stateDir string) (*pool.Pool, error) {
 	ranges, source, err := pool.ResolveRanges(cfg.Userns.Ranges, cfg.Userns.SubidUser, pool.DefaultSourceEnv())
 	if err != nil {
 		return nil, err
@@ -134,7 +142,7 @@ func poolRelease(ctx *cli.Context) error {
 		// Alive makes Release refuse while a member lives.
 		log := logrus.New()
 		log.SetOutput(os.Stderr)
-		p.SetHooks(poolHooks(cfg.StateDir, log))
+		p.SetHooks(PoolHooks(cfg.StateDir, log))
 	}
 	if err := p.Release(owner); err != nil {
 		if errors.Is(err, pool.ErrInUse) {
@@ -158,7 +166,7 @@ func poolGC(ctx *cli.Context) error {
 	}
 	log := logrus.New()
 	log.SetOutput(os.Stderr)
-	p.SetHooks(poolHooks(cfg.StateDir, log))
+	p.SetHooks(PoolHooks(cfg.StateDir, log))
 	// Each step does what it can: one pod whose leftovers cannot be
 	// removed must not keep the others' ranges, pins and markers.
 	var errs []error

@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"errors"
@@ -11,14 +11,16 @@ import (
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
 	"github.com/runc-userns/runc-userns/internal/state"
+	"github.com/runc-userns/runc-userns/nsjoin"
 	"github.com/runc-userns/runc-userns/pool"
 )
 
-// poolHooks tells the pool in stateDir how to see the containers that use
+// PoolHooks tells the pool in stateDir how to see the containers that use
 // it (package pool imports nothing of ours): which members are alive, how
 // to rebuild a lost state from their stamps, and what to release besides
-// the range when it reclaims one.
-func poolHooks(stateDir string, log logrus.FieldLogger) pool.Hooks {
+// the range when it reclaims one. Every caller that opens the pool sets
+// them (a create adds its Claim hook); warnings go to log.
+func PoolHooks(stateDir string, log logrus.FieldLogger) pool.Hooks {
 	lay := state.Layout(stateDir)
 	return pool.Hooks{
 		Alive: func(root, id string) bool { return memberAlive(lay, root, id) },
@@ -55,7 +57,7 @@ func releaseDeadPod(lay state.Layout, a pool.Allocation) error {
 		if err != nil {
 			return err
 		}
-		err = removeLeftovers(lay, a.Root, m)
+		err = RemoveLeftovers(lay, a.Root, m)
 		if err == nil {
 			err = lay.RemoveInflight(a.Root, m)
 		}
@@ -150,16 +152,26 @@ func describeAllocs(allocs []pool.Allocation) string {
 	return s
 }
 
-// markInflight has the pool record the claim in the container's in-flight
-// marker, which the create holds from its start (creation.do).
-func (c *creation) markInflight(p *pool.Pool) {
-	f := c.marker
-	h := poolHooks(c.cfg.StateDir, c.log)
-	h.Claim = func(a pool.Allocation, member string) error {
-		if member != c.id {
-			return nil
-		}
-		return state.WriteInflight(f.Name(), state.InflightRecord{Owner: a.Owner, HostID: a.HostID, Size: a.Size, Root: a.Root, Member: member})
+// RemoveLeftovers removes what a container leaves besides its range, but
+// for its in-flight marker (which callers remove last): its PID-join pins,
+// staging mounts and directories. Idempotent: the delete of the container
+// and the reclaim of its pod both call it.
+func RemoveLeftovers(lay state.Layout, root, id string) error {
+	// The pins nsjoin.Resolve made in the container directory, if
+	// any; the directory itself goes with the staging.
+	if err := nsjoin.Release(lay.ContainerDir(root, id)); err != nil {
+		return err
 	}
-	p.SetHooks(h)
+	return lay.RemoveStaged(root, id)
+}
+
+// PoolExists reports whether stateDir holds a pool's records (or an older
+// release's pool.json, which the pool converts).
+func PoolExists(stateDir string) bool {
+	for _, name := range []string{pool.RecordDir, pool.StateFile} {
+		if _, err := os.Lstat(filepath.Join(stateDir, name)); !errors.Is(err, os.ErrNotExist) {
+			return true
+		}
+	}
+	return false
 }
