@@ -41,7 +41,7 @@ func (d *doctor) checkConfig() checkResult {
 	cfg, err := config.Load(os.Getenv)
 	if err != nil {
 		return checkResult{Status: statusFail, Detail: err.Error(),
-			Hint: "every runc call through runc-userns fails until the config loads; the checks that need it were skipped"}
+			Hint: "until the config loads, every create, run and pool command through runc-userns fails, and so does every other call when the file's runtime and stateDir cannot be read from it; the checks that need it were skipped"}
 	}
 	d.cfg = cfg
 	from := cfg.Path
