@@ -9,6 +9,7 @@ import (
 	"github.com/runc-userns/runc-userns/internal/admin"
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/libuserns"
 	"github.com/runc-userns/runc-userns/pool"
 )
 
@@ -107,7 +108,7 @@ func (a *app) checkCallerUserns(s *specs.Spec) error {
 		if ns.Type != specs.UserNamespace || ns.Path == "" {
 			continue
 		}
-		if err := isUserns(ns.Path); err != nil {
+		if err := libuserns.IsUserns(ns.Path, oci.FileKind); err != nil {
 			return fmt.Errorf("container %s: linux.namespaces: user namespace path %s: %w; give the path of a user namespace (/proc/<pid>/ns/user or a bind mount of one), or none", a.inv.ID, ns.Path, err)
 		}
 	}

@@ -333,7 +333,7 @@ func (c *creation) do(doc *oci.Document) int {
 		}
 	}
 	if err == nil {
-		err = validate(doc.Spec, stamp)
+		err = oci.Validate(doc.Spec, stamp)
 	}
 	if err == nil {
 		c.ph.Mark("modify")

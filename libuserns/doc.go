@@ -23,6 +23,9 @@
 //     propagation made in other mount namespaces.
 //   - Modifier edits nothing but linux.namespaces[user], linux.uidMappings
 //     and linux.gidMappings.
+//   - IsUserns tells a user namespace from any other path without opening
+//     a file it has not first seen to be an nsfs file (a caller's
+//     linux.namespaces[user].path).
 //   - LockedFlags and LockedFlagsModifier add to a bind mount that runc will
 //     remount the nosuid, nodev and noexec its source already has, which a
 //     user namespace locks: nothing the container can observe changes.

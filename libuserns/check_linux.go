@@ -1,4 +1,4 @@
-package main
+package libuserns
 
 import (
 	"errors"
@@ -6,15 +6,14 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/runc-userns/runc-userns/internal/oci"
 )
 
-// isUserns checks that path is a user namespace. What path names is
+// IsUserns checks that path is a user namespace. What path names is
 // looked at through an O_PATH descriptor, and opened for the ioctl only
 // once it is known to be an nsfs file: a device node swapped in meanwhile
-// is never opened (as root).
-func isUserns(path string) error {
+// is never opened (as root). kind names a file's type in the error about
+// a path that is no namespace at all ("it is a directory").
+func IsUserns(path string, kind func(os.FileMode) string) error {
 	pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: path, Err: err}
@@ -25,11 +24,11 @@ func isUserns(path string) error {
 		return &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		kind := "file of another type"
+		what := "file of another type"
 		if fi, err := os.Stat(fmt.Sprintf("/proc/self/fd/%d", pfd)); err == nil {
-			kind = oci.FileKind(fi.Mode())
+			what = kind(fi.Mode())
 		}
-		return fmt.Errorf("not a namespace: it is a %s", kind)
+		return fmt.Errorf("not a namespace: it is a %s", what)
 	}
 	var fs unix.Statfs_t
 	if err := unix.Fstatfs(pfd, &fs); err != nil {

@@ -1,4 +1,4 @@
-package main
+package oci
 
 import (
 	"errors"
@@ -7,7 +7,6 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/libuserns"
 )
 
@@ -17,11 +16,11 @@ type check struct {
 	name string
 	// pool: the rule applies to containers in a pool user namespace only.
 	pool bool
-	fn   func(*specs.Spec, *oci.Stamp) error
+	fn   func(*specs.Spec, *Stamp) error
 }
 
 var checks = []check{
-	{"staged mounts", false, func(s *specs.Spec, st *oci.Stamp) error {
+	{"staged mounts", false, func(s *specs.Spec, st *Stamp) error {
 		for _, m := range s.Mounts {
 			if strings.HasPrefix(m.Source, st.StateDir+"/") && (len(m.UIDMappings) > 0 || len(m.GIDMappings) > 0) {
 				return fmt.Errorf("mount %s: a staged idmapped mount must not carry mappings for the runtime to apply again", m.Destination)
@@ -29,7 +28,7 @@ var checks = []check{
 		}
 		return nil
 	}},
-	{"pod mapping", true, func(s *specs.Spec, st *oci.Stamp) error {
+	{"pod mapping", true, func(s *specs.Spec, st *Stamp) error {
 		want := libuserns.PodMappings(st.HostID, st.Size)
 		if !st.Mappings {
 			want = nil // the runtime reads them from the pinned namespace
@@ -39,13 +38,13 @@ var checks = []check{
 		}
 		return nil
 	}},
-	{"no host root", true, func(s *specs.Spec, _ *oci.Stamp) error {
+	{"no host root", true, func(s *specs.Spec, _ *Stamp) error {
 		if libuserns.MapsHostRoot(s.Linux.UIDMappings) || libuserns.MapsHostRoot(s.Linux.GIDMappings) {
 			return errors.New("a pool mapping must never map host uid or gid 0")
 		}
 		return nil
 	}},
-	{"one user namespace", true, func(s *specs.Spec, st *oci.Stamp) error {
+	{"one user namespace", true, func(s *specs.Spec, st *Stamp) error {
 		n := 0
 		for _, ns := range s.Linux.Namespaces {
 			if ns.Type == specs.UserNamespace {
@@ -60,7 +59,7 @@ var checks = []check{
 		}
 		return nil
 	}},
-	{"staged rootfs", true, func(s *specs.Spec, st *oci.Stamp) error {
+	{"staged rootfs", true, func(s *specs.Spec, st *Stamp) error {
 		if s.Root == nil || s.Root.Path != st.Staged {
 			return fmt.Errorf("root.path must be the idmapped staging mount %s", st.Staged)
 		}
@@ -68,8 +67,9 @@ var checks = []check{
 	}},
 }
 
-// validate runs every check and reports the first rule broken.
-func validate(s *specs.Spec, st *oci.Stamp) error {
+// Validate runs every check on a spec the wrapper edited, against the
+// stamp that records the edits, and reports the first rule broken.
+func Validate(s *specs.Spec, st *Stamp) error {
 	for _, c := range checks {
 		if c.pool && st.Owner == "" {
 			continue

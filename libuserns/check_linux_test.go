@@ -1,6 +1,7 @@
-package main
+package libuserns
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -19,16 +20,27 @@ func TestIsUserns(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.path, func(t *testing.T) {
-			err := isUserns(c.path)
+			err := IsUserns(c.path, kindName)
 			if c.want == "" {
 				if err != nil {
-					t.Fatalf("isUserns(%s): %v", c.path, err)
+					t.Fatalf("IsUserns(%s): %v", c.path, err)
 				}
 				return
 			}
 			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("isUserns(%s) = %v, want %q", c.path, err, c.want)
+				t.Fatalf("IsUserns(%s) = %v, want %q", c.path, err, c.want)
 			}
 		})
 	}
+}
+
+// kindName names the types the cases use, as main's oci.FileKind does.
+func kindName(m os.FileMode) string {
+	switch {
+	case m&os.ModeDir != 0:
+		return "directory"
+	case m&os.ModeCharDevice != 0:
+		return "character device"
+	}
+	return "file of another type"
 }
