@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 
 	"github.com/sirupsen/logrus"
 
@@ -13,6 +15,8 @@ import (
 	"github.com/runc-userns/runc-userns/internal/logging"
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
+	"github.com/runc-userns/runc-userns/internal/state"
+	"github.com/runc-userns/runc-userns/netns"
 )
 
 // app is one invocation of the wrapper.
@@ -83,4 +87,120 @@ func (a *app) version() int {
 	fmt.Fprintf(w, "runc-userns: %s (real runtime %s)\n", version, a.runtime)
 	w.Flush()
 	return 0
+}
+
+// The network namespace a runc < 1.3 cannot join (package netns): exec of
+// a container whose create entered it for runc finds its record through
+// the container's stamp and execs runc inside it too (runc exec joins only
+// the namespaces the container's config lists), or refuses: it never lets
+// runc run a process of such a container in the host's network namespace.
+
+// execIn runs `runc exec` for a container whose network namespace the
+// wrapper entered at create: inside that namespace, or not at all.
+func (a *app) execIn() int {
+	root, err := filepath.Abs(a.inv.Root)
+	if err != nil {
+		return a.fail(err)
+	}
+	if a.inv.Help || (a.inv.Scanned && oci.ValidateID(a.inv.ID) != nil) {
+		return a.exec() // runc prints its usage, or refuses the ID
+	}
+	if !a.inv.Scanned {
+		// Without the ID we cannot tell whether the container needs its
+		// network namespace entered: refuse rather than let runc run the
+		// process in the host's, if any container of this root needs it.
+		// (A flag no runc knows is refused by runc itself; this catches
+		// one that a newer runc knows and our scanner does not.)
+		if netjoinsUnder(root) {
+			return a.fail(fmt.Errorf("runc-userns could not read the container ID from exec's arguments %q, and containers under --root %s run in a network namespace that runc-userns enters for runc (runc < 1.3): report the arguments as a bug", a.inv.Args, root))
+		}
+		return a.exec()
+	}
+	nj, found, err := a.netjoinOf(root, a.inv.ID)
+	if err != nil {
+		return a.fail(fmt.Errorf("container %s: %w", a.inv.ID, err))
+	}
+	if !found {
+		return a.exec()
+	}
+	if _, _, err := netns.Enter(nj.Path, nj.ID); err != nil {
+		return a.fail(fmt.Errorf("container %s: cannot enter its network namespace for exec: %w (the pod's network namespace must outlive its containers)", a.inv.ID, err))
+	}
+	// The thread stays locked and in the namespace: runc replaces it.
+	return a.exec()
+}
+
+// netjoinMarker is how a stamp that removed a network namespace looks in
+// runc's state.json: a "runc-userns.io/stamp=..." label whose JSON,
+// escaped inside that label's string, has a netns field.
+var netjoinMarker = []byte(`\"netns\":`)
+
+// netjoinOf finds the network namespace record of container id under runc
+// root from the container itself: the stamp on its spec, which runc's
+// state keeps, names the state dir that holds the record, once it verifies
+// with the configured stateDir's key (a call with no environment reads the
+// operator's config at its default path). A container whose stamp says the
+// wrapper entered its network namespace is exec'd in that namespace or not
+// at all, never in the host's. Containers we did not edit that way cost
+// one read of their state.json.
+func (a *app) netjoinOf(root, id string) (nj netns.Record, found bool, err error) {
+	raw, err := os.ReadFile(filepath.Join(root, id, "state.json"))
+	if err != nil || !hasNetjoinStamp(raw) {
+		return netns.Record{}, false, nil // runc reports a missing container
+	}
+	var st runc.State
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return netns.Record{}, false, fmt.Errorf("read runc state of the container: %w", err)
+	}
+	v, _ := st.Annotation(oci.AnnotationStamp)
+	stamp, err := oci.DecodeStamp(v)
+	if err == nil {
+		err = a.verifyStamp(stamp)
+	}
+	if err != nil {
+		return netns.Record{}, false, fmt.Errorf("its %s annotation does not verify (%w): refusing to exec a process that might land in the host's network namespace; delete and recreate the container", oci.AnnotationStamp, err)
+	}
+	if stamp.Netns == "" {
+		return netns.Record{}, false, nil
+	}
+	rec := state.Layout(stamp.StateDir).NetjoinRecord(root, id)
+	nj, found, err = netns.ReadRecord(rec)
+	if err == nil && !found {
+		err = fmt.Errorf("runc-userns entered network namespace %s for it at create, but its record %s is gone: refusing to exec a process in the host's network namespace; delete and recreate the container", stamp.Netns, rec)
+	}
+	return nj, err == nil, err
+}
+
+// hasNetjoinStamp is netjoinOf's first look: a stamp that removed a network
+// namespace, or an annotation that looks like one.
+func hasNetjoinStamp(stateJSON []byte) bool {
+	return bytes.Contains(stateJSON, []byte(oci.AnnotationStamp+"=")) && bytes.Contains(stateJSON, netjoinMarker)
+}
+
+// netjoinsUnder reports whether any container under runc root has a stamp
+// that removed its network namespace. The substrings only select what to
+// decode: a pod author can put both in any annotation value, and so, had
+// they been enough, refuse every unparsed exec under the root. (A stamp
+// that does not verify never reaches runc's state: create refuses it.)
+func netjoinsUnder(root string) bool {
+	list, err := os.ReadDir(root)
+	if err != nil {
+		return false
+	}
+	for _, e := range list {
+		path := filepath.Join(root, e.Name(), "state.json")
+		raw, err := os.ReadFile(path)
+		if err != nil || !hasNetjoinStamp(raw) {
+			continue
+		}
+		st, err := runc.ParseState(raw, path)
+		if err != nil {
+			return true // in doubt: it may be one
+		}
+		v, _ := st.Annotation(oci.AnnotationStamp)
+		if stamp, err := oci.DecodeStamp(v); err == nil && stamp.Netns != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/runc-userns/runc-userns/internal/runc"
 	"github.com/runc-userns/runc-userns/internal/state"
 	"github.com/runc-userns/runc-userns/libuserns"
+	"github.com/runc-userns/runc-userns/netns"
 	"github.com/runc-userns/runc-userns/nsjoin"
 	"github.com/runc-userns/runc-userns/pool"
 )
@@ -281,8 +282,8 @@ type creation struct {
 	root       string
 	lay        state.Layout
 	pool       *pool.Pool
-	netjoin    netjoin        // the network namespace runc starts in (netjoin.go)
-	netSysctls netSysctls     // written into a foreign network namespace before runc starts (netsysctl.go)
+	netjoin    netns.Record   // the network namespace runc starts in (planNetns)
+	netSysctls netns.Sysctls  // written into a foreign network namespace before runc starts (planNetns)
 	join       *nsjoin.Join   // a resolved container:<ID> reference
 	feat       *runc.Features // the real runtime's (plan)
 	marker     *os.File       // the locked in-flight marker (package state)
@@ -348,10 +349,17 @@ func (c *creation) do(doc *oci.Document) int {
 	if c.want {
 		c.log.Infof("container %s: pod %s runs in user namespace %s, uid/gid 0-%d -> host %d-%d, rootfs idmapped at %s", c.id, stamp.Owner, stamp.UsernsPath, stamp.Size-1, stamp.HostID, uint64(stamp.HostID)+uint64(stamp.Size)-1, stamp.Staged)
 	}
+	return c.start(doc.Spec)
+}
 
+// start runs runc on the written spec s, in the network namespace the
+// plan entered for it if any, and drops what only runc's create needed:
+// the staging mounts, a container:<ID> target's pins, and everything the
+// create took if runc does not have the container.
+func (c *creation) start(s *specs.Spec) int {
 	// A user namespace (ours, or a joined pod's) whose runtime might
 	// chown stdio's host device nodes from the host side (libuserns.GuardStdio).
-	if libuserns.HasUserns(doc.Spec) && !c.feat.StdioChownedInside {
+	if libuserns.HasUserns(s) && !c.feat.StdioChownedInside {
 		fds, err := libuserns.GuardStdio()
 		if err != nil {
 			c.rollback()
@@ -362,7 +370,7 @@ func (c *creation) do(doc *oci.Document) int {
 		}
 	}
 	c.ph.Mark("stdio")
-	if err := c.netSysctls.write(); err != nil {
+	if err := c.netSysctls.Write(); err != nil {
 		c.rollback()
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
 	}
@@ -509,40 +517,74 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 		userns.UID, userns.GID = mapping, mapping
 	}
 	mods := []modifier{userns, rootfsModifier(staged)}
-	foreign, netns, err := foreignNetns(s, ownedBy(ns))
+	m, err := c.planNetns(s, stamp, feat, ns, mapping)
 	if err != nil {
 		ns.Close()
-		return nil, nil, fmt.Errorf("network namespace %s: %w", netns, err)
+		return nil, nil, err
 	}
-	if foreign {
-		// runc, whatever its version, writes sysctls from inside the
-		// pod's user namespace, which cannot write them there.
-		if c.netSysctls, err = planNetSysctls(s, netns, mapping); err != nil {
-			ns.Close()
-			return nil, nil, fmt.Errorf("network namespace %s: %w", netns, err)
-		}
-		if c.netSysctls.path != "" {
-			stamp.NetSysctls = c.netSysctls.spec
-			c.log.Infof("container %s: joins network namespace %s, which the pod's user namespace does not own: runc-userns writes its network sysctls there before runc starts", c.id, netns)
-			mods = append(mods, netSysctlModifier{})
-		}
+	return append(mods, m...), ns, nil
+}
+
+// planNetns: a pool container that joins a network namespace its pod's
+// user namespace podNS does not own (a CNI netns) gets its net.* sysctls
+// written by the wrapper, sysfs as a bind of the host's, and, with runc <
+// 1.3, the namespace entered for runc instead of joined (package netns).
+func (c *creation) planNetns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features, podNS *os.File, mapping []specs.LinuxIDMapping) ([]modifier, error) {
+	foreign, path, err := netns.Foreign(s, ownedBy(podNS))
+	if err != nil {
+		return nil, fmt.Errorf("network namespace %s: %w", path, err)
 	}
-	if foreign && feat.JoinsUsernsFirst {
+	if !foreign {
+		return nil, nil
+	}
+	var mods []modifier
+	// runc, whatever its version, writes sysctls from inside the
+	// pod's user namespace, which cannot write them there.
+	if c.netSysctls, err = netns.PlanSysctls(s, path, mapping); err != nil {
+		return nil, fmt.Errorf("network namespace %s: %w", path, err)
+	}
+	if c.netSysctls.Path != "" {
+		stamp.NetSysctls = c.netSysctls.Spec
+		c.log.Infof("container %s: joins network namespace %s, which the pod's user namespace does not own: runc-userns writes its network sysctls there before runc starts", c.id, path)
+		mods = append(mods, netns.SysctlModifier{})
+	}
+	if feat.JoinsUsernsFirst {
 		// runc < 1.3 would join the pod's user namespace first and then
-		// lack the right to join this one: netjoin.go.
-		if c.netjoin, err = writeNetjoin(c.lay, c.root, c.id, netns); err != nil {
-			ns.Close()
-			return nil, nil, fmt.Errorf("network namespace %s: %w", netns, err)
+		// lack the right to join this one: runIn.
+		if c.netjoin, err = writeNetjoin(c.lay, c.root, c.id, path); err != nil {
+			return nil, fmt.Errorf("network namespace %s: %w", path, err)
 		}
-		stamp.Netns = netns
-		c.log.Infof("container %s: runc %s cannot join network namespace %s after the pod's user namespace: runc-userns enters it for runc", c.id, feat.Version, netns)
-		mods = append(mods, netjoinModifier{})
+		stamp.Netns = path
+		c.log.Infof("container %s: runc %s cannot join network namespace %s after the pod's user namespace: runc-userns enters it for runc", c.id, feat.Version, path)
+		mods = append(mods, netns.InheritModifier{})
 	}
-	if foreign {
-		c.log.Infof("container %s: joins network namespace %s, which the pod's user namespace does not own: sysfs becomes a read-only bind of the host's /sys", c.id, netns)
-		mods = append(mods, sysfsModifier{native: feat.NativeIdmap})
+	c.log.Infof("container %s: joins network namespace %s, which the pod's user namespace does not own: sysfs becomes a read-only bind of the host's /sys", c.id, path)
+	return append(mods, netns.SysfsModifier{Native: feat.NativeIdmap}), nil
+}
+
+// writeNetjoin records the network namespace at path that container id of
+// runc root root is started in (state.Layout.NetjoinRecord), so that its
+// exec enters it too (app.netjoinOf).
+func writeNetjoin(lay state.Layout, root, id, path string) (netns.Record, error) {
+	return netns.WriteRecord(lay.NetjoinRecord(root, id), path, func(file string, data []byte, mode os.FileMode) error {
+		if err := os.MkdirAll(filepath.Dir(file), 0o711); err != nil {
+			return err
+		}
+		return oci.ReplaceFile(file, data, mode)
+	})
+}
+
+// ownedBy is netns.Foreign's owned: whether the network namespace at path
+// is owned by the user namespace userns.
+func ownedBy(userns *os.File) func(string) (bool, error) {
+	return func(path string) (bool, error) {
+		ns, _, err := netns.Open(path)
+		if err != nil {
+			return false, err
+		}
+		defer ns.Close()
+		return libuserns.OwnedBy(ns, userns)
 	}
-	return mods, ns, nil
 }
 
 // takeRange opens the pool and takes pod owner's range for this
@@ -925,7 +967,7 @@ func (c *creation) joinRequest(s *specs.Spec, feat *runc.Features) nsjoin.Reques
 			WithMappings:     !feat.NativeIdmap,
 			JoinsUsernsFirst: feat.JoinsUsernsFirst,
 			Version:          feat.Version,
-			Sysfs:            sysfsModifier{native: feat.NativeIdmap},
+			Sysfs:            netns.SysfsModifier{Native: feat.NativeIdmap},
 		},
 		Log: c.log,
 	}
@@ -993,9 +1035,9 @@ func (joinHost) UsernsModifier(path string, uid, gid []specs.LinuxIDMapping) nsj
 }
 
 // ForeignNetns: whether the spec joins a network namespace the user
-// namespace pinned at userns does not own (sysfs.go).
+// namespace pinned at userns does not own (netns.Foreign).
 func (joinHost) ForeignNetns(s *specs.Spec, userns string) (bool, string, error) {
-	return foreignNetns(s, func(p string) (bool, error) {
+	return netns.Foreign(s, func(p string) (bool, error) {
 		ns, err := libuserns.OpenPinned(userns)
 		if err != nil {
 			return false, err
@@ -1012,4 +1054,23 @@ func joinPod(p oci.Pod) nsjoin.Pod {
 		return nsjoin.Pod{ID: p.Owner}
 	}
 	return nsjoin.Pod{}
+}
+
+// runIn runs runc (create/run) inside the network namespace nj, or where
+// the wrapper is when nj is empty: runc < 1.3 joins the namespaces given
+// by path after the pod's user namespace, and could not join nj then
+// (package netns).
+func (c *creation) runIn(nj netns.Record) int {
+	if nj.Path == "" {
+		return c.run()
+	}
+	restore, _, err := netns.Enter(nj.Path, nj.ID)
+	if err != nil {
+		return c.fail(fmt.Errorf("container %s: enter network namespace %s: %w", c.id, nj.Path, err))
+	}
+	status := c.run()
+	if err := restore(); err != nil {
+		c.log.Warnf("container %s: %v", c.id, err)
+	}
+	return status
 }

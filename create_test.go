@@ -19,6 +19,7 @@ import (
 
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/state"
+	"github.com/runc-userns/runc-userns/netns"
 	"github.com/runc-userns/runc-userns/nsjoin"
 )
 
@@ -264,7 +265,7 @@ func TestJoinRequest(t *testing.T) {
 			if r.Keys != (nsjoin.Keys{PIDNamespace: oci.AnnotationPIDNamespace, Userns: oci.AnnotationUserns}) || r.PodIdentity != nil || r.Pod != joinPod(req.Pod) {
 				t.Errorf("request keys and pod %+v", r)
 			}
-			if f := r.Features; f.WithMappings || !f.JoinsUsernsFirst || f.Version != "1.1.0" || f.Sysfs != (sysfsModifier{native: true}) {
+			if f := r.Features; f.WithMappings || !f.JoinsUsernsFirst || f.Version != "1.1.0" || f.Sysfs != (netns.SysfsModifier{Native: true}) {
 				t.Errorf("features %+v", f)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/state"
+	"github.com/runc-userns/runc-userns/netns"
 )
 
 // An app container of a pod whose sandbox holds a pool user namespace
@@ -23,7 +24,7 @@ func TestWantUsernsPooledPod(t *testing.T) {
 		return s
 	}
 	hostNet := func(s *specs.Spec) *specs.Spec {
-		_ = netjoinModifier{}.Modify(s) // no network namespace entry: the host's
+		_ = netns.InheritModifier{}.Modify(s) // no network namespace entry: the host's
 		return s
 	}
 	app := map[string]string{oci.CRISandboxID: pod, oci.CRIContainerType: "container"}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/netns"
 )
 
 // A stamp is verified with the configured stateDir's key only: the
@@ -73,5 +75,54 @@ func TestStampModifierSize(t *testing.T) {
 	small := &oci.Stamp{Version: 1}
 	if err := (stampModifier{small}).Modify(s); err != nil || s.Annotations[oci.AnnotationStamp] == "" {
 		t.Fatalf("Modify: %v, annotations %v", err, s.Annotations)
+	}
+}
+
+// A second create of the same bundle starts from the caller's spec: the
+// network namespace entry netjoin removed comes back.
+func TestUndoStampNetns(t *testing.T) {
+	s := &specs.Spec{Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: "pid"}}}, Annotations: map[string]string{}}
+	undoStamp(s, &oci.Stamp{Netns: "/var/run/netns/cni-1"})
+	want := []specs.LinuxNamespace{{Type: "pid"}, {Type: "network", Path: "/var/run/netns/cni-1"}}
+	if !reflect.DeepEqual(s.Linux.Namespaces, want) {
+		t.Errorf("namespaces after undo = %v, want %v", s.Linux.Namespaces, want)
+	}
+}
+
+// The modifier takes out the net.* sysctls and only them; undoStamp puts
+// them back, so a second create of the bundle starts from the caller's.
+func TestNetSysctlModifierAndUndo(t *testing.T) {
+	caller := map[string]string{"net.ipv4.ping_group_range": "0 2147483647", "net/ipv4/conf/eth0.1/forwarding": "1", "kernel.shm_rmid_forced": "1"}
+	cases := []struct {
+		name string
+		in   map[string]string
+		want map[string]string
+	}{
+		{"mixed", caller, map[string]string{"kernel.shm_rmid_forced": "1"}},
+		{"only net", map[string]string{"net.ipv4.ip_unprivileged_port_start": "0"}, nil},
+		{"none", nil, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := map[string]string{}
+			for k, v := range c.in {
+				in[k] = v
+			}
+			if len(in) == 0 {
+				in = nil
+			}
+			s := &specs.Spec{Linux: &specs.Linux{Sysctl: in}, Annotations: map[string]string{}}
+			stamp := &oci.Stamp{NetSysctls: netns.SysctlsOf(s)}
+			if err := (netns.SysctlModifier{}).Modify(s); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(s.Linux.Sysctl, c.want) {
+				t.Errorf("sysctls after the modifier = %v, want %v", s.Linux.Sysctl, c.want)
+			}
+			undoStamp(s, stamp)
+			if len(c.in) > 0 && !reflect.DeepEqual(s.Linux.Sysctl, c.in) || len(c.in) == 0 && len(s.Linux.Sysctl) != 0 {
+				t.Errorf("sysctls after undo = %v, want %v", s.Linux.Sysctl, c.in)
+			}
+		})
 	}
 }

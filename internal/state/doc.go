@@ -19,7 +19,7 @@
 //	<stateDir>/containers/<root>/<id>/mounts/N its idmapped bind mount N (runc 1.1)
 //	<stateDir>/containers/<root>/<id>/layers/N idmapped lower layer N of an overlay rootfs
 //	<stateDir>/containers/<root>/<id>/netns    "<dev> <ino> <path>" of the network namespace
-//	                                           runc < 1.3 starts in (package main, netjoin.go)
+//	                                           runc < 1.3 starts in (package netns, Record)
 //	<stateDir>/inflight/<root>-<id>            container <id>'s in-flight marker (below)
 //	<stateDir>/features-<hash>.json            the real runtime's `features`
 //	<stateDir>/features-<hash>.sum             what a create needs of it, a field a line

@@ -20,8 +20,8 @@ teardown() {
 # layout's rootHash; ROOT clean and absolute).
 root_hash() { printf %s "$1" | sha256sum | cut -c1-12; }
 
-# runc_before_1_3: the real runc is older than 1.3 (netjoin.go starts it
-# in the pod's network namespace).
+# runc_before_1_3: the real runc is older than 1.3 (runc-userns starts it in
+# the pod's network namespace: package netns).
 runc_before_1_3() { [[ "$("$REAL_RUNC" --version | awk 'NR == 1 {print $3}')" == 1.[012].* ]]; }
 
 @test "a config that names this binary as the runtime: the Go code's refusal" {
@@ -137,7 +137,7 @@ runc_before_1_3() { [[ "$("$REAL_RUNC" --version | awk 'NR == 1 {print $3}')" ==
 	pod_elsewhere sb app
 	if runc_before_1_3; then
 		# runc < 1.3: the wrapper started runc in the namespace and
-		# recorded it (netjoin.go).
+		# recorded it (netns.Record).
 		[ -f "$(echo "$STATE_DIR"/containers/*/app/netns)" ]
 		[ -f "$(echo "$STATE_DIR"/containers/*/sb/netns)" ]
 	fi

@@ -4,80 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
-
-	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
 	"github.com/runc-userns/runc-userns/internal/state"
 )
-
-func TestNetjoinModifier(t *testing.T) {
-	cases := []struct {
-		name string
-		in   []specs.LinuxNamespace
-		want []specs.LinuxNamespace
-	}{
-		{"drops the network namespace only",
-			[]specs.LinuxNamespace{{Type: "pid"}, {Type: "network", Path: "/var/run/netns/cni-1"}, {Type: "user", Path: "/p"}},
-			[]specs.LinuxNamespace{{Type: "pid"}, {Type: "user", Path: "/p"}}},
-		{"nothing to drop", []specs.LinuxNamespace{{Type: "pid"}}, []specs.LinuxNamespace{{Type: "pid"}}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := &specs.Spec{Linux: &specs.Linux{Namespaces: c.in}}
-			if err := (netjoinModifier{}).Modify(s); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(s.Linux.Namespaces, c.want) {
-				t.Errorf("got %v, want %v", s.Linux.Namespaces, c.want)
-			}
-		})
-	}
-}
-
-func TestNetjoinRecord(t *testing.T) {
-	lay := state.Layout(t.TempDir())
-	if _, found, err := readNetjoin(lay, "/r", "c1"); found || err != nil {
-		t.Fatalf("no record: found %v, err %v", found, err)
-	}
-	nj, err := writeNetjoin(lay, "/r", "c1", "/proc/self/ns/net")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, found, err := readNetjoin(lay, "/r", "c1")
-	if err != nil || !found || got != nj {
-		t.Fatalf("read back %+v found %v err %v, want %+v", got, found, err, nj)
-	}
-	// A path with spaces (a netns file of the caller's naming) reads back
-	// whole; one with a newline is refused.
-	spaced := filepath.Join(t.TempDir(), "net ns  x")
-	if err := os.Symlink("/proc/self/ns/net", spaced); err != nil {
-		t.Fatal(err)
-	}
-	nj, err = writeNetjoin(lay, "/r", "c2", spaced)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, found, err := readNetjoin(lay, "/r", "c2"); err != nil || !found || got != nj || got.path != spaced {
-		t.Fatalf("read back %+v found %v err %v, want %+v", got, found, err, nj)
-	}
-	if _, err := writeNetjoin(lay, "/r", "c3", spaced+"\n"); err == nil || !strings.Contains(err.Error(), "newline") {
-		t.Errorf("a path with a newline: %v, want it refused", err)
-	}
-	for _, bad := range []string{"1 2 relative\n", "1 2\n", "x 2 /p\n", "1 -2 /p\n", "1 2 /p"} {
-		if err := os.WriteFile(lay.NetjoinRecord("/r", "c1"), []byte(bad), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := readNetjoin(lay, "/r", "c1"); err == nil {
-			t.Errorf("malformed record %q accepted", bad)
-		}
-	}
-}
 
 // writeState writes a runc state.json for container id under root whose
 // labels carry the given annotations.
@@ -200,16 +134,5 @@ func BenchmarkExecLookupMiss(b *testing.B) {
 		if _, found, err := a.netjoinOf(root, "c"); found || err != nil {
 			b.Fatal(found, err)
 		}
-	}
-}
-
-// A second create of the same bundle starts from the caller's spec: the
-// network namespace entry netjoin removed comes back.
-func TestUndoStampNetns(t *testing.T) {
-	s := &specs.Spec{Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: "pid"}}}, Annotations: map[string]string{}}
-	undoStamp(s, &oci.Stamp{Netns: "/var/run/netns/cni-1"})
-	want := []specs.LinuxNamespace{{Type: "pid"}, {Type: "network", Path: "/var/run/netns/cni-1"}}
-	if !reflect.DeepEqual(s.Linux.Namespaces, want) {
-		t.Errorf("namespaces after undo = %v, want %v", s.Linux.Namespaces, want)
 	}
 }

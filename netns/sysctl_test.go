@@ -1,4 +1,4 @@
-package main
+package netns
 
 import (
 	"fmt"
@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
-
-	"github.com/runc-userns/runc-userns/internal/oci"
 )
 
 func TestSysctlPath(t *testing.T) {
@@ -76,44 +74,6 @@ func TestHostPingGroupRange(t *testing.T) {
 	}
 }
 
-// The modifier takes out the net.* sysctls and only them; undoStamp puts
-// them back, so a second create of the bundle starts from the caller's.
-func TestNetSysctlModifierAndUndo(t *testing.T) {
-	caller := map[string]string{"net.ipv4.ping_group_range": "0 2147483647", "net/ipv4/conf/eth0.1/forwarding": "1", "kernel.shm_rmid_forced": "1"}
-	cases := []struct {
-		name string
-		in   map[string]string
-		want map[string]string
-	}{
-		{"mixed", caller, map[string]string{"kernel.shm_rmid_forced": "1"}},
-		{"only net", map[string]string{"net.ipv4.ip_unprivileged_port_start": "0"}, nil},
-		{"none", nil, nil},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			in := map[string]string{}
-			for k, v := range c.in {
-				in[k] = v
-			}
-			if len(in) == 0 {
-				in = nil
-			}
-			s := &specs.Spec{Linux: &specs.Linux{Sysctl: in}, Annotations: map[string]string{}}
-			stamp := &oci.Stamp{NetSysctls: netSysctlsOf(s)}
-			if err := (netSysctlModifier{}).Modify(s); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(s.Linux.Sysctl, c.want) {
-				t.Errorf("sysctls after the modifier = %v, want %v", s.Linux.Sysctl, c.want)
-			}
-			undoStamp(s, stamp)
-			if len(c.in) > 0 && !reflect.DeepEqual(s.Linux.Sysctl, c.in) || len(c.in) == 0 && len(s.Linux.Sysctl) != 0 {
-				t.Errorf("sysctls after undo = %v, want %v", s.Linux.Sysctl, c.in)
-			}
-		})
-	}
-}
-
 // FuzzNetSysctl: for any key a spec can carry, sysctlPath gives a plain
 // relative path under /proc/sys/net or refuses; for any value,
 // hostPingGroupRange gives "1 0" or a range inside the pod's host IDs.
@@ -150,4 +110,29 @@ func FuzzNetSysctl(f *testing.F) {
 			t.Fatalf("hostPingGroupRange(%q) = %q: outside the pod's host IDs %d-%d", value, out, hostID, uint64(hostID)+uint64(size)-1)
 		}
 	})
+}
+
+// SysctlModifier takes out the net.* sysctls and only them, and leaves no
+// empty map behind.
+func TestSysctlModifier(t *testing.T) {
+	cases := []struct {
+		name string
+		in   map[string]string
+		want map[string]string
+	}{
+		{"mixed", map[string]string{"net.ipv4.ping_group_range": "0 2147483647", "net/ipv4/conf/eth0.1/forwarding": "1", "kernel.shm_rmid_forced": "1"}, map[string]string{"kernel.shm_rmid_forced": "1"}},
+		{"only net", map[string]string{"net.ipv4.ip_unprivileged_port_start": "0"}, nil},
+		{"none", nil, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := &specs.Spec{Linux: &specs.Linux{Sysctl: c.in}}
+			if err := (SysctlModifier{}).Modify(s); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(s.Linux.Sysctl, c.want) {
+				t.Errorf("sysctls after the modifier = %v, want %v", s.Linux.Sysctl, c.want)
+			}
+		})
+	}
 }

@@ -1,0 +1,66 @@
+package netns
+
+import (
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// Foreign reports whether the spec joins a network namespace by path that
+// owned says the container's user namespace does not own, and which path.
+// owned is asked about the first network namespace path only, and its
+// error is returned with that path.
+func Foreign(s *specs.Spec, owned func(path string) (bool, error)) (foreign bool, path string, err error) {
+	if s.Linux == nil {
+		return false, "", nil
+	}
+	for _, ns := range s.Linux.Namespaces {
+		if ns.Type != specs.NetworkNamespace || ns.Path == "" {
+			continue
+		}
+		ok, err := owned(ns.Path)
+		if err != nil {
+			return false, ns.Path, err
+		}
+		return !ok, ns.Path, nil
+	}
+	return false, "", nil
+}
+
+// InheritModifier removes the network namespace entry: runc inherits the
+// namespace the wrapper entered (Enter) instead of joining it.
+type InheritModifier struct{}
+
+func (InheritModifier) Modify(s *specs.Spec) error {
+	if s.Linux == nil {
+		return nil
+	}
+	kept := s.Linux.Namespaces[:0]
+	for _, ns := range s.Linux.Namespaces {
+		if ns.Type != specs.NetworkNamespace {
+			kept = append(kept, ns)
+		}
+	}
+	s.Linux.Namespaces = kept
+	return nil
+}
+
+// SysfsModifier replaces sysfs mounts with a read-only recursive bind of
+// the host's /sys. Mounting sysfs needs CAP_SYS_ADMIN over the network
+// namespace's owning user namespace: a pod user namespace joining a
+// network namespace created elsewhere (containerd's CNI netns) cannot.
+// Native: the runtime knows "rro" (recursive read-only, runc >= 1.2);
+// runc 1.1 makes only the top mount read-only.
+type SysfsModifier struct{ Native bool }
+
+func (m SysfsModifier) Modify(s *specs.Spec) error {
+	for i := range s.Mounts {
+		if s.Mounts[i].Type != "sysfs" {
+			continue
+		}
+		opts := []string{"rbind", "nosuid", "nodev", "noexec", "ro"}
+		if m.Native {
+			opts = append(opts, "rro")
+		}
+		s.Mounts[i] = specs.Mount{Destination: s.Mounts[i].Destination, Type: "bind", Source: "/sys", Options: opts}
+	}
+	return nil
+}
