@@ -30,33 +30,11 @@ func (a *app) delete() int {
 	if err != nil {
 		return a.fail(err)
 	}
-	var stamp *oci.Stamp
-	if st, stErr := runc.ReadState(root, id); stErr == nil {
-		if v, ok := st.Annotation(oci.AnnotationStamp); ok {
-			if stamp, err = oci.DecodeStamp(v); err == nil {
-				err = a.verifyStamp(stamp)
-			}
-			if err != nil {
-				hint := ""
-				if stamp != nil && stamp.StateDir != "" && filepath.Clean(stamp.StateDir) != a.cfg.StateDir {
-					// Written for another stateDir: most likely this
-					// call did not get the operator's config.
-					hint = fmt.Sprintf(" (it was written for stateDir %s, this call's config %s names %s: nothing of the pod is released here; delete it with the operator's config, or run `runc-userns pool gc` with it)", stamp.StateDir, configName(a.cfg), a.cfg.StateDir)
-				}
-				a.log.Warnf("container %s: ignoring its %s annotation: %v%s", id, oci.AnnotationStamp, err, hint)
-				stamp = nil
-			}
-		}
-		if stamp == nil {
-			// runc has it and we never edited it (every spec we edit
-			// carries a verified stamp): nothing of ours to release.
-			return a.exec()
-		}
-		if a.cfg.Path == "" && stamp.Runtime != "" && stamp.Runtime != a.runtime && executable(stamp.Runtime) {
-			// No operator config on this call (podman passes no
-			// environment): delete with the runc that created it.
-			a.runtime = stamp.Runtime
-		}
+	stamp, has := a.deleteStamp(root, id)
+	if has && stamp == nil {
+		// runc has it and we never edited it (every spec we edit
+		// carries a verified stamp): nothing of ours to release.
+		return a.exec()
 	}
 	a.ph.Mark("state")
 	status := a.run()
@@ -64,6 +42,55 @@ func (a *app) delete() int {
 	if _, err := os.Stat(filepath.Join(root, id, "state.json")); err == nil {
 		return status // runc still has it (e.g. running, no --force)
 	}
+	if err := a.releaseDeleted(root, id, stamp); err != nil {
+		if status == 0 {
+			return a.fail(err)
+		}
+		a.log.Warn(err)
+		return status
+	}
+	a.ph.Mark("release")
+	a.log.Debugf("container %s: delete took %s", id, a.ph)
+	if status == 0 {
+		a.sink.Commit()
+	}
+	return status
+}
+
+// deleteStamp reads the verified stamp of container id from runc's state
+// (has: runc has the container). A stamp that does not verify is logged
+// and ignored (nil). With no operator config on this call (podman passes
+// no environment), the runc that created the container deletes it.
+func (a *app) deleteStamp(root, id string) (stamp *oci.Stamp, has bool) {
+	st, err := runc.ReadState(root, id)
+	if err != nil {
+		return nil, false
+	}
+	if v, ok := st.Annotation(oci.AnnotationStamp); ok {
+		if stamp, err = oci.DecodeStamp(v); err == nil {
+			err = a.verifyStamp(stamp)
+		}
+		if err != nil {
+			hint := ""
+			if stamp != nil && stamp.StateDir != "" && filepath.Clean(stamp.StateDir) != a.cfg.StateDir {
+				// Written for another stateDir: most likely this
+				// call did not get the operator's config.
+				hint = fmt.Sprintf(" (it was written for stateDir %s, this call's config %s names %s: nothing of the pod is released here; delete it with the operator's config, or run `runc-userns pool gc` with it)", stamp.StateDir, configName(a.cfg), a.cfg.StateDir)
+			}
+			a.log.Warnf("container %s: ignoring its %s annotation: %v%s", id, oci.AnnotationStamp, err, hint)
+			stamp = nil
+		}
+	}
+	if stamp != nil && a.cfg.Path == "" && stamp.Runtime != "" && stamp.Runtime != a.runtime && executable(stamp.Runtime) {
+		a.runtime = stamp.Runtime
+	}
+	return stamp, true
+}
+
+// releaseDeleted releases what container id held once runc no longer has
+// it: by its stamp's stateDir and pod, or without a stamp by the
+// configured stateDir's records.
+func (a *app) releaseDeleted(root, id string, stamp *oci.Stamp) error {
 	stateDir := a.cfg.StateDir
 	owner := ""
 	if stamp != nil {
@@ -74,12 +101,7 @@ func (a *app) delete() int {
 	// The marker stays locked until the release is done.
 	marker, err := state.Layout(stateDir).HoldForRelease(root, id)
 	if err != nil {
-		err = fmt.Errorf("container %s: %w", id, err)
-		if status == 0 {
-			return a.fail(err)
-		}
-		a.log.Warn(err)
-		return status
+		return fmt.Errorf("container %s: %w", id, err)
 	}
 	err = release(stateDir, root, id, owner, a.log)
 	if marker != nil {
@@ -90,18 +112,9 @@ func (a *app) delete() int {
 		if owner != "" {
 			pod = "pod " + owner
 		}
-		err = fmt.Errorf("container %s: deleted, but releasing what it held failed: %w (fix the cause, then delete it again or run `runc-userns pool gc`, which returns %s's range once none of its containers is alive)", id, err, pod)
-		if status == 0 {
-			return a.fail(err)
-		}
-		a.log.Warn(err)
+		return fmt.Errorf("container %s: deleted, but releasing what it held failed: %w (fix the cause, then delete it again or run `runc-userns pool gc`, which returns %s's range once none of its containers is alive)", id, err, pod)
 	}
-	a.ph.Mark("release")
-	a.log.Debugf("container %s: delete took %s", id, a.ph)
-	if status == 0 {
-		a.sink.Commit()
-	}
-	return status
+	return nil
 }
 
 // release detaches a container's staging mount and takes it out of its
