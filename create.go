@@ -273,33 +273,50 @@ func undoStamp(s *specs.Spec, st *oci.Stamp) {
 	delete(s.Annotations, oci.AnnotationIdmapSkipped)
 }
 
-// creation is one create/run that takes a range.
+// creation is the context of one create/run that the wrapper acts on:
+// who asks (the container, its bundle and runc root), what it asks (the
+// request) and where the node keeps its state. What the container gets is
+// the plan.
 type creation struct {
 	*app
 	id, bundle string
 	req        oci.Request
-	want       bool // a pool user namespace
+	want       bool // a pool user namespace, as the request and the node's mode decide
 	root       string
 	lay        state.Layout
-	pool       *pool.Pool
+	p          *plan // what creation.plan took and decided, once it ran
+}
+
+// plan is what the container gets: every lookup, allocation, pin and
+// staging step of creation.plan records its result here and pushes its
+// undo, and the spec edits (mods) are values computed from those results.
+// The rest of the create only reads it: the modifiers edit the spec, start
+// starts runc as it says, and rollback undoes exactly what it took.
+type plan struct {
+	marker     *os.File       // the locked in-flight marker (package state)
+	feat       *runc.Features // the real runtime's
+	stamp      *oci.Stamp     // the record of every edit, signed
+	mods       []modifier     // the spec edits, in order
+	pool       *pool.Pool     // the pool the container's range is from, if any
+	join       *nsjoin.Join   // a resolved container:<ID> reference
 	netjoin    netns.Record   // the network namespace runc starts in (planNetns)
 	netSysctls netns.Sysctls  // written into a foreign network namespace before runc starts (planNetns)
-	join       *nsjoin.Join   // a resolved container:<ID> reference
-	feat       *runc.Features // the real runtime's (plan)
-	marker     *os.File       // the locked in-flight marker (package state)
 	staging    bool           // the container directory is a StageDir (stageContainerDir)
 	undo       []func() error
 }
 
+// rollback undoes what the plan took, last first.
 func (c *creation) rollback() {
-	for i := len(c.undo) - 1; i >= 0; i-- {
-		if err := c.undo[i](); err != nil {
+	for i := len(c.p.undo) - 1; i >= 0; i-- {
+		if err := c.p.undo[i](); err != nil {
 			c.log.Warnf("container %s: cleanup after a failed %s: %v", c.id, c.inv.Command, err)
 		}
 	}
-	c.undo = nil
+	c.p.undo = nil
 }
 
+// do runs the create: lock the ID → plan → modify → validate → write →
+// start runc → keep what the container holds, or roll back.
 func (c *creation) do(doc *oci.Document) int {
 	var err error
 	if c.root, err = filepath.Abs(c.inv.Root); err != nil {
@@ -316,40 +333,43 @@ func (c *creation) do(doc *oci.Document) int {
 	if err != nil {
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
 	}
-	c.marker = marker
-	c.undo = append(c.undo, func() error {
+	c.p = &plan{marker: marker}
+	c.p.undo = append(c.p.undo, func() error {
 		err := c.lay.RemoveInflight(c.root, c.id)
 		marker.Close()
 		return err
 	})
-	mods, stamp, err := c.plan(doc.Spec)
+	err = c.plan(doc.Spec)
 	c.ph.Mark("stamp")
-	if err != nil {
-		c.rollback()
-		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
-	}
-	for _, m := range mods {
-		if err = m.Modify(doc.Spec); err != nil {
-			break
-		}
-	}
 	if err == nil {
-		err = oci.Validate(doc.Spec, stamp)
-	}
-	if err == nil {
-		c.ph.Mark("modify")
-		_, err = doc.Flush()
-		fault.Point(fault.Written)
-		c.ph.Mark("write")
+		err = c.apply(doc)
 	}
 	if err != nil {
 		c.rollback()
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
 	}
-	if c.want {
-		c.log.Infof("container %s: pod %s runs in user namespace %s, uid/gid 0-%d -> host %d-%d, rootfs idmapped at %s", c.id, stamp.Owner, stamp.UsernsPath, stamp.Size-1, stamp.HostID, uint64(stamp.HostID)+uint64(stamp.Size)-1, stamp.Staged)
+	if st := c.p.stamp; c.want {
+		c.log.Infof("container %s: pod %s runs in user namespace %s, uid/gid 0-%d -> host %d-%d, rootfs idmapped at %s", c.id, st.Owner, st.UsernsPath, st.Size-1, st.HostID, uint64(st.HostID)+uint64(st.Size)-1, st.Staged)
 	}
 	return c.start(doc.Spec)
+}
+
+// apply edits the spec as the plan says, checks the result against the
+// plan's stamp and writes it back.
+func (c *creation) apply(doc *oci.Document) error {
+	for _, m := range c.p.mods {
+		if err := m.Modify(doc.Spec); err != nil {
+			return err
+		}
+	}
+	if err := oci.Validate(doc.Spec, c.p.stamp); err != nil {
+		return err
+	}
+	c.ph.Mark("modify")
+	_, err := doc.Flush()
+	fault.Point(fault.Written)
+	c.ph.Mark("write")
+	return err
 }
 
 // start runs runc on the written spec s, in the network namespace the
@@ -359,7 +379,7 @@ func (c *creation) do(doc *oci.Document) int {
 func (c *creation) start(s *specs.Spec) int {
 	// A user namespace (ours, or a joined pod's) whose runtime might
 	// chown stdio's host device nodes from the host side (libuserns.GuardStdio).
-	if libuserns.HasUserns(s) && !c.feat.StdioChownedInside {
+	if libuserns.HasUserns(s) && !c.p.feat.StdioChownedInside {
 		fds, err := libuserns.GuardStdio()
 		if err != nil {
 			c.rollback()
@@ -370,7 +390,7 @@ func (c *creation) start(s *specs.Spec) int {
 		}
 	}
 	c.ph.Mark("stdio")
-	if err := c.netSysctls.Write(); err != nil {
+	if err := c.p.netSysctls.Write(); err != nil {
 		c.rollback()
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
 	}
@@ -380,11 +400,11 @@ func (c *creation) start(s *specs.Spec) int {
 	// runc, where freeing the stack (a TLB shootdown across CPUs) cost the
 	// create's tail ~0.2 ms on the VM measured.
 	libuserns.ReapHolders()
-	if err := state.InheritMarker(c.marker); err != nil {
+	if err := state.InheritMarker(c.p.marker); err != nil {
 		c.rollback()
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
 	}
-	status := c.runIn(c.netjoin)
+	status := c.runIn(c.p.netjoin)
 	c.ph.Mark("runc")
 	// A holder that had not exited before runc started (mostly none: then
 	// this makes no system call). Without waiting: one still there is
@@ -403,8 +423,8 @@ func (c *creation) start(s *specs.Spec) int {
 	// Likewise the pins of a container:<ID> target's namespaces: the
 	// container's init has joined them, and `runc exec` enters through the
 	// init's /proc/<pid>/ns entries, not the spec's paths.
-	if c.join != nil {
-		if err := c.join.Cleanup(); err != nil {
+	if c.p.join != nil {
+		if err := c.p.join.Cleanup(); err != nil {
 			c.log.Warnf("container %s: %v", c.id, err)
 		}
 	}
@@ -416,40 +436,41 @@ func (c *creation) start(s *specs.Spec) int {
 }
 
 // plan takes what the container needs from the outside world: the pod's
-// range, its pinned user namespace, the idmapped rootfs and bind mounts.
-// Each step pushes its undo.
-func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
+// range, its pinned user namespace, the idmapped rootfs and bind mounts,
+// and records it in c.p, with the spec edits that follow from it. Each
+// step pushes its undo.
+func (c *creation) plan(s *specs.Spec) error {
 	feat, err := runc.ProbeSummary(c.runtime, c.cfg.StateDir)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	c.feat = feat
+	c.p.feat = feat
 	c.ph.Mark("features")
 	stamp := &oci.Stamp{Version: 1, Root: c.root, StateDir: c.cfg.StateDir, Runtime: c.runtime}
 	// The caller's mounts, whichever step below edits them (idmap, sysfs,
 	// locked flags): a second create of the bundle starts from these.
 	if stamp.Mounts, err = json.Marshal(s.Mounts); err != nil {
-		return nil, nil, err
+		return err
 	}
 	// What a killed create of this ID left mounted, before anything is
 	// staged again (at the tail only a fast detach runs: state.DetachStaged).
 	if err := state.DetachStaged(c.lay.ContainerDir(c.root, c.id), true); err != nil {
-		return nil, nil, err
+		return err
 	}
-	c.undo = append(c.undo, func() error { return c.lay.RemoveStaged(c.root, c.id) })
+	c.p.undo = append(c.p.undo, func() error { return c.lay.RemoveStaged(c.root, c.id) })
 	// A container:<ID> reference first: joining the target's PID namespace
 	// decides the user namespace too (the target's), and may rule out one
 	// from the pool.
 	mods, err := c.planJoin(s, stamp, feat)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	var pod []specs.LinuxIDMapping
 	var podNS *os.File
 	if c.want {
 		m, ns, err := c.planUserns(s, stamp, feat)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		defer ns.Close()
 		mods, podNS = append(mods, m...), ns
@@ -458,7 +479,7 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 	c.ph.Mark("rootfs")
 	m, err := c.planMounts(s, stamp, feat, pod, podNS)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	if c.want {
 		m = append(m, libuserns.LockedFlagsModifier(libuserns.LockedFlags(s, c.bundle)))
@@ -467,10 +488,11 @@ func (c *creation) plan(s *specs.Spec) ([]modifier, *oci.Stamp, error) {
 	c.ph.Mark("mounts")
 	key, err := oci.StampKey(c.cfg.StateDir, true)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	stamp.Sign(key)
-	return append(append(mods, m...), stampModifier{stamp}), stamp, nil
+	c.p.stamp, c.p.mods = stamp, append(append(mods, m...), stampModifier{stamp})
+	return nil
 }
 
 // planUserns takes the pod's range and user namespace and stages the
@@ -540,18 +562,18 @@ func (c *creation) planNetns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Feature
 	var mods []modifier
 	// runc, whatever its version, writes sysctls from inside the
 	// pod's user namespace, which cannot write them there.
-	if c.netSysctls, err = netns.PlanSysctls(s, path, mapping); err != nil {
+	if c.p.netSysctls, err = netns.PlanSysctls(s, path, mapping); err != nil {
 		return nil, fmt.Errorf("network namespace %s: %w", path, err)
 	}
-	if c.netSysctls.Path != "" {
-		stamp.NetSysctls = c.netSysctls.Spec
+	if c.p.netSysctls.Path != "" {
+		stamp.NetSysctls = c.p.netSysctls.Spec
 		c.log.Infof("container %s: joins network namespace %s, which the pod's user namespace does not own: runc-userns writes its network sysctls there before runc starts", c.id, path)
 		mods = append(mods, netns.SysctlModifier{})
 	}
 	if feat.JoinsUsernsFirst {
 		// runc < 1.3 would join the pod's user namespace first and then
 		// lack the right to join this one: runIn.
-		if c.netjoin, err = writeNetjoin(c.lay, c.root, c.id, path); err != nil {
+		if c.p.netjoin, err = writeNetjoin(c.lay, c.root, c.id, path); err != nil {
 			return nil, fmt.Errorf("network namespace %s: %w", path, err)
 		}
 		stamp.Netns = path
@@ -598,7 +620,7 @@ func (c *creation) takeRange(owner string, s *specs.Spec) (pool.Allocation, erro
 	if err != nil {
 		return pool.Allocation{}, err
 	}
-	c.pool = p
+	c.p.pool = p
 	c.markInflight(p)
 	var alloc pool.Allocation
 	if c.req.Pod.Sandbox {
@@ -615,7 +637,7 @@ func (c *creation) takeRange(owner string, s *specs.Spec) (pool.Allocation, erro
 	if err != nil {
 		return pool.Allocation{}, err
 	}
-	c.undo = append(c.undo, func() error { return c.leave(owner) })
+	c.p.undo = append(c.p.undo, func() error { return c.leave(owner) })
 	fault.Point(fault.Allocated)
 	c.ph.Mark("pool")
 	return alloc, nil
@@ -624,7 +646,7 @@ func (c *creation) takeRange(owner string, s *specs.Spec) (pool.Allocation, erro
 // markInflight has the pool record the claim in the container's in-flight
 // marker, which the create holds from its start (creation.do).
 func (c *creation) markInflight(p *pool.Pool) {
-	f := c.marker
+	f := c.p.marker
 	h := admin.PoolHooks(c.cfg.StateDir, c.log)
 	h.Claim = func(a pool.Allocation, member string) error {
 		if member != c.id {
@@ -717,7 +739,7 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 // leave takes the container out of its pod's range; the last one out
 // returns the range to the pool and unpins the pod's namespace.
 func (c *creation) leave(owner string) error {
-	freed, err := c.pool.Leave(owner, c.id)
+	freed, err := c.p.pool.Leave(owner, c.id)
 	if err != nil || !freed {
 		return err
 	}
@@ -745,7 +767,7 @@ func (c *creation) checkMembership(owner string, s *specs.Spec) error {
 		// says. (A pod not pooled at all fails in Join.)
 		st, serr := runc.ReadState(c.root, owner)
 		if errors.Is(serr, os.ErrNotExist) {
-			if _, ok, _ := c.pool.Get(owner); !ok {
+			if _, ok, _ := c.p.pool.Get(owner); !ok {
 				return nil // Join refuses it, naming the pod
 			}
 		}
@@ -862,7 +884,7 @@ func (c *creation) stageRootfs(src string, ns *os.File, root int) (string, error
 // with one umount (state.DetachStaged), which waits for one RCU grace
 // period rather than one for each staging directory.
 func (c *creation) stageContainerDir() error {
-	if c.staging {
+	if c.p.staging {
 		return nil
 	}
 	dir := c.lay.ContainerDir(c.root, c.id)
@@ -872,7 +894,7 @@ func (c *creation) stageContainerDir() error {
 	if err := idmap.StageDir(dir); err != nil {
 		return err
 	}
-	c.staging = true
+	c.p.staging = true
 	return nil
 }
 
@@ -934,8 +956,8 @@ func (c *creation) planJoin(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features
 	if err != nil || join == nil {
 		return nil, err
 	}
-	c.join = join
-	c.undo = append(c.undo, join.Cleanup)
+	c.p.join = join
+	c.p.undo = append(c.p.undo, join.Cleanup)
 	fault.Point(fault.Joined)
 	if join.TakesUserns() {
 		c.want = false

@@ -1,4 +1,4 @@
-package main
+package idmap
 
 import (
 	"os"
@@ -8,8 +8,6 @@ import (
 
 	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
-
-	"github.com/runc-userns/runc-userns/idmap"
 )
 
 func mountsBelow(t *testing.T, dir string) int {
@@ -70,7 +68,7 @@ func TestDetachAll(t *testing.T) {
 			if c.path != "" {
 				path = filepath.Join(base, c.path)
 			}
-			got, err := idmap.DetachAll(path)
+			got, err := DetachAll(path)
 			if err != nil || got != c.want {
 				t.Errorf("DetachAll(%s) = %v, %v; want %v, nil", path, got, err, c.want)
 			}
