@@ -294,6 +294,7 @@ type creation struct {
 // starts runc as it says, and rollback undoes exactly what it took.
 type plan struct {
 	marker     *os.File       // the locked in-flight marker (package state)
+	poolUserns bool           // the pod's user namespace from the pool (c.want, unless a container:<ID> join takes its target's)
 	feat       *runc.Features // the real runtime's
 	stamp      *oci.Stamp     // the record of every edit, signed
 	mods       []modifier     // the spec edits, in order
@@ -348,7 +349,7 @@ func (c *creation) do(doc *oci.Document) int {
 		c.rollback()
 		return c.fail(fmt.Errorf("container %s: %w", c.id, err))
 	}
-	if st := c.p.stamp; c.want {
+	if st := c.p.stamp; c.p.poolUserns {
 		c.log.Infof("container %s: pod %s runs in user namespace %s, uid/gid 0-%d -> host %d-%d, rootfs idmapped at %s", c.id, st.Owner, st.UsernsPath, st.Size-1, st.HostID, uint64(st.HostID)+uint64(st.Size)-1, st.Staged)
 	}
 	return c.start(doc.Spec)
@@ -444,7 +445,7 @@ func (c *creation) plan(s *specs.Spec) error {
 	if err != nil {
 		return err
 	}
-	c.p.feat = feat
+	c.p.feat, c.p.poolUserns = feat, c.want
 	c.ph.Mark("features")
 	stamp := &oci.Stamp{Version: 1, Root: c.root, StateDir: c.cfg.StateDir, Runtime: c.runtime}
 	// The caller's mounts, whichever step below edits them (idmap, sysfs,
@@ -467,7 +468,7 @@ func (c *creation) plan(s *specs.Spec) error {
 	}
 	var pod []specs.LinuxIDMapping
 	var podNS *os.File
-	if c.want {
+	if c.p.poolUserns {
 		m, ns, err := c.planUserns(s, stamp, feat)
 		if err != nil {
 			return err
@@ -481,7 +482,7 @@ func (c *creation) plan(s *specs.Spec) error {
 	if err != nil {
 		return err
 	}
-	if c.want {
+	if c.p.poolUserns {
 		m = append(m, libuserns.LockedFlagsModifier(libuserns.LockedFlags(s, c.bundle)))
 	}
 	fault.Point(fault.Staged)
@@ -960,7 +961,7 @@ func (c *creation) planJoin(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features
 	c.p.undo = append(c.p.undo, join.Cleanup)
 	fault.Point(fault.Joined)
 	if join.TakesUserns() {
-		c.want = false
+		c.p.poolUserns = false
 		// Recorded so that a second create of the bundle undoes it
 		// (undoStamp) and resolves the reference afresh.
 		stamp.UsernsPath = join.Userns()
