@@ -3,36 +3,12 @@ package idmap
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
+
+	"github.com/runc-userns/runc-userns/internal/mounttest"
 )
-
-func mountsBelow(t *testing.T, dir string) int {
-	t.Helper()
-	ms, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ms)
-}
-
-// unmountBelow detaches what a failed test left mounted below dir,
-// deepest first.
-func unmountBelow(t *testing.T, dir string) {
-	ms, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
-	if err != nil {
-		t.Error(err)
-		return
-	}
-	for i := len(ms) - 1; i >= 0; i-- {
-		if strings.HasPrefix(ms[i].Mountpoint, dir) {
-			_ = unix.Unmount(ms[i].Mountpoint, unix.MNT_DETACH)
-		}
-	}
-}
 
 // TestDetachAll: DetachAll says whether anything was mounted, and leaves
 // nothing mounted at the path, however many mounts were stacked there.
@@ -58,7 +34,7 @@ func TestDetachAll(t *testing.T) {
 			if err := os.Mkdir(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { unmountBelow(t, base) })
+			t.Cleanup(func() { mounttest.UnmountBelow(t, base) })
 			for i := 0; i < c.mounts; i++ {
 				if err := unix.Mount(base, dir, "", unix.MS_BIND, ""); err != nil {
 					t.Fatal(err)
@@ -72,7 +48,7 @@ func TestDetachAll(t *testing.T) {
 			if err != nil || got != c.want {
 				t.Errorf("DetachAll(%s) = %v, %v; want %v, nil", path, got, err, c.want)
 			}
-			if n := mountsBelow(t, base); n != 0 {
+			if n := mounttest.Below(t, base); n != 0 {
 				t.Errorf("%d mounts left below %s", n, base)
 			}
 		})

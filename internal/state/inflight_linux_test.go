@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/runc-userns/runc-userns/idmap"
+	"github.com/runc-userns/runc-userns/internal/mounttest"
 	"github.com/runc-userns/runc-userns/internal/procfs"
 )
 
@@ -271,20 +272,20 @@ func TestSweepInflightDetaches(t *testing.T) {
 	if err := os.MkdirAll(lay.StagedRootfs(root, "gone"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { unmountBelow(t, cdir) })
+	t.Cleanup(func() { mounttest.UnmountBelow(t, cdir) })
 	if err := idmap.StageDir(cdir); err != nil {
 		t.Fatal(err)
 	}
 	if err := unix.Mount(t.TempDir(), lay.StagedRootfs(root, "gone"), "", unix.MS_BIND, ""); err != nil {
 		t.Fatal(err)
 	}
-	if n := mountsBelow(t, cdir); n != 2 {
+	if n := mounttest.Below(t, cdir); n != 2 {
 		t.Fatalf("%d mounts below %s before the sweep, want 2", n, cdir)
 	}
 	if n, err := lay.SweepInflight(); err != nil || n != 1 {
 		t.Fatalf("SweepInflight = %d, %v; want 1, nil", n, err)
 	}
-	if n := mountsBelow(t, cdir); n != 0 {
+	if n := mounttest.Below(t, cdir); n != 0 {
 		t.Errorf("%d mounts below %s after the sweep, want none", n, cdir)
 	}
 }

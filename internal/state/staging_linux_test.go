@@ -3,13 +3,12 @@ package state
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 
 	"github.com/runc-userns/runc-userns/idmap"
+	"github.com/runc-userns/runc-userns/internal/mounttest"
 )
 
 // TestDetachStaged: whatever a create staged, below the container
@@ -58,7 +57,7 @@ func TestDetachStaged(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(src, "file"), []byte("x"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { unmountBelow(t, base) })
+			t.Cleanup(func() { mounttest.UnmountBelow(t, base) })
 			if c.cdir {
 				if err := idmap.StageDir(cdir); err != nil {
 					t.Fatal(err)
@@ -112,13 +111,13 @@ func TestDetachStaged(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if n := mountsBelow(t, cdir); n == 0 {
+			if n := mounttest.Below(t, cdir); n == 0 {
 				t.Fatal("nothing staged: the test set up nothing to detach")
 			}
 			if err := DetachStaged(cdir, c.thorough); err != nil {
 				t.Fatalf("DetachStaged: %v", err)
 			}
-			if n := mountsBelow(t, cdir); n != 0 {
+			if n := mounttest.Below(t, cdir); n != 0 {
 				t.Errorf("%d mounts below %s after DetachStaged, want none", n, cdir)
 			}
 			for _, p := range []string{lay.StagedRootfs(root, id), lay.StagedMount(root, id, 2)} {
@@ -127,29 +126,5 @@ func TestDetachStaged(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func mountsBelow(t *testing.T, dir string) int {
-	t.Helper()
-	ms, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ms)
-}
-
-// unmountBelow detaches what a failed test left mounted below dir,
-// deepest first.
-func unmountBelow(t *testing.T, dir string) {
-	ms, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
-	if err != nil {
-		t.Error(err)
-		return
-	}
-	for i := len(ms) - 1; i >= 0; i-- {
-		if strings.HasPrefix(ms[i].Mountpoint, dir) {
-			_ = unix.Unmount(ms[i].Mountpoint, unix.MNT_DETACH)
-		}
 	}
 }
