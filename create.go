@@ -662,7 +662,9 @@ func (c *creation) markInflight(p *pool.Pool) {
 // filesystem allows it, and every one the caller asked for. A runtime with
 // native idmap support gets a spec edit; runc 1.1 gets host-side staging
 // mounts. An implicit mount whose filesystem cannot be idmapped stays a
-// plain bind, logged and recorded; an explicit one fails the create.
+// plain bind, logged and recorded; an explicit one fails the create. A
+// source that lies under an earlier mount of the spec is runc's to resolve
+// (laterSource).
 func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features, pod []specs.LinuxIDMapping, podNS *os.File) ([]modifier, error) {
 	cands, err := idmap.Candidates(s, pod, c.req.IdmapSkip)
 	if err != nil || len(cands) == 0 {
@@ -689,52 +691,113 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 		namespaces[key] = f
 		return int(f.Fd()), nil
 	}
-	var native []idmap.Candidate
-	staged := map[int]string{}
-	var skipped []string
-	mountsDirMade := false // the bind mounts' staging directory, made traversable
+	mm := &mountPlan{staged: map[int]string{}}
 	for _, cd := range cands {
 		src := s.Mounts[cd.Index].Source
 		if !filepath.IsAbs(src) {
 			src = filepath.Join(c.bundle, src)
 		}
-		fd, err := nsFor(cd.UID, cd.GID)
-		if err != nil {
-			return nil, fmt.Errorf("mount %s: %w", cd.Dest, err)
+		if under := idmap.UnderEarlierMount(s, c.bundle, cd.Index); under != "" {
+			if err := c.laterSource(mm, s, stamp, feat, cd, src, under); err != nil {
+				return nil, err
+			}
+			continue
 		}
-		if feat.NativeIdmap {
-			if err = idmap.Probe(src, fd, cd.Recursion); err == nil {
-				native = append(native, cd)
-			}
-		} else {
-			if !mountsDirMade {
-				if err = c.stageContainerDir(); err != nil {
-					return nil, err
-				}
-				if err = state.MkdirTraversable(c.cfg.StateDir, c.lay.MountsDir(c.root, c.id)); err != nil {
-					return nil, err
-				}
-				mountsDirMade = true
-			}
-			dst := c.lay.StagedMount(c.root, c.id, cd.Index)
-			if err = idmap.MountPropagating(src, dst, fd, cd.Recursion, cd.Propagation); err == nil {
-				staged[cd.Index] = dst
-			}
+		fd, err := nsFor(cd.UID, cd.GID)
+		if err == nil {
+			err = c.idmapMount(mm, feat, cd, src, fd)
 		}
 		switch {
 		case err == nil:
+		case errors.Is(err, idmap.ErrNoSource):
+			return nil, fmt.Errorf("mount %s: its source %s does not exist (no such file or directory): create it, or fix the mount's source", cd.Dest, src)
 		case errors.Is(err, idmap.ErrUnsupported) && !cd.Explicit:
 			c.log.Warnf("container %s: bind mount %s stays a plain bind (not idmapped, files keep their host owners): %v", c.id, cd.Dest, err)
-			skipped = append(skipped, cd.Dest)
+			mm.skipped = append(mm.skipped, cd.Dest)
 		default:
 			return nil, fmt.Errorf("mount %s: %w", cd.Dest, err)
 		}
 	}
-	mods := []modifier{idmap.NativeModifier{Candidates: native}, idmap.StagedModifier{Staged: staged}}
-	if len(skipped) > 0 {
-		mods = append(mods, annotationModifier{oci.AnnotationIdmapSkipped, strings.Join(skipped, ",")})
+	return mm.modifiers(), nil
+}
+
+// mountPlan is what planMounts decided for the bind mounts.
+type mountPlan struct {
+	native         []idmap.Candidate // idmapped by the runtime
+	staged         map[int]string    // mount index -> its idmapped staging mount
+	moved          []modifier        // sources that follow the rootfs to its staging path
+	skipped        []string          // destinations left plain binds
+	mountsDirReady bool              // the staging directory of the bind mounts exists
+}
+
+func (mm *mountPlan) modifiers() []modifier {
+	mods := append([]modifier{idmap.NativeModifier{Candidates: mm.native}, idmap.StagedModifier{Staged: mm.staged}}, mm.moved...)
+	if len(mm.skipped) > 0 {
+		mods = append(mods, annotationModifier{oci.AnnotationIdmapSkipped, strings.Join(mm.skipped, ",")})
 	}
-	return mods, nil
+	return mods
+}
+
+// idmapMount idmaps the bind cd (source src) through the user namespace
+// fd: probed for a runtime that does it itself, staged on the host for
+// runc 1.1.
+func (c *creation) idmapMount(mm *mountPlan, feat *runc.Features, cd idmap.Candidate, src string, fd int) error {
+	if feat.NativeIdmap {
+		err := idmap.Probe(src, fd, cd.Recursion)
+		if err == nil {
+			mm.native = append(mm.native, cd)
+		}
+		return err
+	}
+	if !mm.mountsDirReady {
+		if err := c.stageContainerDir(); err != nil {
+			return err
+		}
+		if err := state.MkdirTraversable(c.cfg.StateDir, c.lay.MountsDir(c.root, c.id)); err != nil {
+			return err
+		}
+		mm.mountsDirReady = true
+	}
+	dst := c.lay.StagedMount(c.root, c.id, cd.Index)
+	err := idmap.MountPropagating(src, dst, fd, cd.Recursion, cd.Propagation)
+	if err == nil {
+		mm.staged[cd.Index] = dst
+	}
+	return err
+}
+
+// laterSource handles a bind whose source src lies in the rootfs under
+// under, an earlier mount of the spec: it exists only once runc has made
+// that mount, and what the host has at that path (if anything) is not
+// what the container gets. A runtime with idmap support resolves it in
+// mount order: an explicit idmap is left to it as it is; ours is not made
+// (the bind shows what the mount above shows, idmapped if that one is),
+// and the source follows the rootfs to its staging path. runc 1.1 cannot
+// run it (noLaterSource).
+func (c *creation) laterSource(mm *mountPlan, s *specs.Spec, stamp *oci.Stamp, feat *runc.Features, cd idmap.Candidate, src, under string) error {
+	switch {
+	case !feat.NativeIdmap:
+		return noLaterSource(cd, src, under, c.runtime)
+	case cd.Explicit:
+		mm.native = append(mm.native, cd)
+		return nil
+	}
+	c.log.Warnf("container %s: bind mount %s is left to runc as a plain bind (not idmapped by runc-userns): its source %s lies under %s, an earlier mount of the spec, which runc resolves in mount order", c.id, cd.Dest, src, under)
+	mm.skipped = append(mm.skipped, cd.Dest)
+	if inside, ok := idmap.InRootfs(s, c.bundle, src); ok && stamp.Staged != "" {
+		// The rootfs runc makes that earlier mount in is the staged one.
+		mm.moved = append(mm.moved, sourceModifier{cd.Index, filepath.Join(stamp.Staged, inside)})
+	}
+	return nil
+}
+
+// noLaterSource refuses a bind to idmap on a runc without idmap support
+// whose source lies under an earlier mount of the spec.
+func noLaterSource(cd idmap.Candidate, src, under, runtime string) error {
+	if cd.Explicit {
+		return fmt.Errorf("mount %s asks for idmap, but its source %s lies under %s, an earlier mount of the same spec, and exists only once runc has made that mount; runc-userns idmaps mounts on the host for a runc without idmap support (%s), before runc runs, so it cannot idmap this one: use runc >= 1.2, which idmaps it itself in mount order, or a source outside the container's rootfs", cd.Dest, src, under, runtime)
+	}
+	return fmt.Errorf("mount %s: its source %s lies under %s, an earlier mount of the same spec, and exists only once runc has made that mount; in a user namespace, a runc without idmap support (%s) opens every bind source on the host before it mounts anything, so it cannot bind this one: use runc >= 1.2, or a source outside the container's rootfs", cd.Dest, src, under, runtime)
 }
 
 // leave takes the container out of its pod's range; the last one out
@@ -914,6 +977,20 @@ type rootfsModifier string
 
 func (r rootfsModifier) Modify(s *specs.Spec) error {
 	s.Root.Path = string(r)
+	return nil
+}
+
+// sourceModifier points mount index at source.
+type sourceModifier struct {
+	index  int
+	source string
+}
+
+func (m sourceModifier) Modify(s *specs.Spec) error {
+	if m.index < 0 || m.index >= len(s.Mounts) {
+		return fmt.Errorf("mount index %d out of range", m.index)
+	}
+	s.Mounts[m.index].Source = m.source
 	return nil
 }
 

@@ -23,6 +23,9 @@ func clone(src string, usernsFd int, rec Recursion, propagation uintptr) (int, e
 		setFlags |= unix.AT_RECURSIVE
 	}
 	tree, err := unix.OpenTree(unix.AT_FDCWD, src, flags)
+	if errors.Is(err, unix.ENOENT) {
+		return -1, fmt.Errorf("clone mount of %s: %w: %w", src, os.NewSyscallError("open_tree", err), ErrNoSource)
+	}
 	if err != nil {
 		return -1, fmt.Errorf("clone mount of %s: %w", src, os.NewSyscallError("open_tree", err))
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
@@ -224,4 +225,47 @@ func (st StagedModifier) Modify(s *specs.Spec) error {
 		m.Options = opts
 	}
 	return nil
+}
+
+// InRootfs reports where in the container's rootfs (root.path, relative to
+// bundle if not absolute) the host path src lies, as a path from the
+// container's "/"; ok is false for a path outside it.
+func InRootfs(s *specs.Spec, bundle, src string) (inside string, ok bool) {
+	if s.Root == nil || s.Root.Path == "" {
+		return "", false
+	}
+	abs := func(p string) string {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(bundle, p)
+		}
+		return filepath.Clean(p)
+	}
+	rel, err := filepath.Rel(abs(s.Root.Path), abs(src))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", false
+	}
+	return filepath.Join("/", rel), true
+}
+
+// UnderEarlierMount reports the destination of the mount before s.Mounts[i]
+// whose inside the source of mount i lies in: a path in the container's
+// rootfs that exists only once runc has made that earlier mount. The last
+// such mount wins, as it is the one on top. A source outside the rootfs,
+// or under no earlier mount, gives "".
+func UnderEarlierMount(s *specs.Spec, bundle string, i int) string {
+	if i < 0 || i >= len(s.Mounts) {
+		return ""
+	}
+	inside, ok := InRootfs(s, bundle, s.Mounts[i].Source)
+	if !ok {
+		return ""
+	}
+	found := ""
+	for _, m := range s.Mounts[:i] {
+		d := filepath.Join("/", m.Destination)
+		if inside == d || strings.HasPrefix(inside, d+"/") {
+			found = m.Destination
+		}
+	}
+	return found
 }

@@ -298,3 +298,47 @@ func TestPropagation(t *testing.T) {
 		}
 	}
 }
+
+func TestUnderEarlierMount(t *testing.T) {
+	mnt := func(dest, src string) specs.Mount {
+		return specs.Mount{Destination: dest, Type: "bind", Source: src, Options: []string{"rbind"}}
+	}
+	cases := []struct {
+		name   string
+		root   string
+		mounts []specs.Mount
+		want   string
+		first  bool // ask about the first mount, not the last
+	}{
+		{"under an earlier mount", "rootfs", []specs.Mount{mnt("/mnt/x", "/vol"), mnt("/n", "/b/rootfs/mnt/x/y/z")}, "/mnt/x", false},
+		{"the earlier mount's own point", "rootfs", []specs.Mount{mnt("/mnt/x", "/vol"), mnt("/n", "/b/rootfs/mnt/x")}, "/mnt/x", false},
+		{"a relative source", "rootfs", []specs.Mount{mnt("/mnt/x", "/vol"), mnt("/n", "rootfs/mnt/x/y")}, "/mnt/x", false},
+		{"an absolute root.path", "/b/rootfs", []specs.Mount{mnt("/mnt/x", "/vol"), mnt("/n", "/b/rootfs/mnt/x/y")}, "/mnt/x", false},
+		{"a relative destination", "rootfs", []specs.Mount{mnt("mnt/x", "/vol"), mnt("/n", "/b/rootfs/mnt/x/y")}, "mnt/x", false},
+		{"the top one of two", "rootfs", []specs.Mount{mnt("/mnt", "/a"), mnt("/mnt/x", "/vol"), mnt("/n", "/b/rootfs/mnt/x/y")}, "/mnt/x", false},
+		{"a sibling with a common prefix", "rootfs", []specs.Mount{mnt("/mnt/x", "/vol"), mnt("/n", "/b/rootfs/mnt/xy/z")}, "", false},
+		{"a later mount does not count", "rootfs", []specs.Mount{mnt("/n", "/b/rootfs/mnt/x/y"), mnt("/mnt/x", "/vol")}, "", true},
+		{"inside the rootfs, under no mount", "rootfs", []specs.Mount{mnt("/mnt/x", "/vol"), mnt("/n", "/b/rootfs/etc")}, "", false},
+		{"outside the rootfs", "rootfs", []specs.Mount{mnt("/mnt/x", "/vol"), mnt("/n", "/b/other/mnt/x")}, "", false},
+		{"the rootfs's parent", "rootfs", []specs.Mount{mnt("/mnt/x", "/vol"), mnt("/n", "/b")}, "", false},
+		{"no root", "", []specs.Mount{mnt("/mnt/x", "/vol"), mnt("/n", "/b/rootfs/mnt/x")}, "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := &specs.Spec{Mounts: c.mounts}
+			if c.root != "" {
+				s.Root = &specs.Root{Path: c.root}
+			}
+			i := len(c.mounts) - 1
+			if c.first {
+				i = 0
+			}
+			if got := UnderEarlierMount(s, "/b", i); got != c.want {
+				t.Errorf("UnderEarlierMount = %q, want %q", got, c.want)
+			}
+		})
+	}
+	if got := UnderEarlierMount(&specs.Spec{Root: &specs.Root{Path: "rootfs"}}, "/b", 3); got != "" {
+		t.Errorf("index out of range: %q", got)
+	}
+}

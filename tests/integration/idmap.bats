@@ -24,6 +24,9 @@ add_bind() {
 	update_config "$1" ".mounts += [{\"destination\": \"$3\", \"type\": \"bind\", \"source\": \"$2\", \"options\": $opts}]"
 }
 
+# runc_idmaps: the real runc idmaps mounts itself (runc >= 1.2).
+runc_idmaps() { "$REAL_RUNC" features 2>/dev/null | jq -e '.linux.mountExtensions.idmap.enabled == true' >/dev/null; }
+
 # vol_submount: a tmpfs at $VOL/sub holding in-tmpfs, owned by host root
 # (teardown_env unmounts it if the test does not).
 vol_submount() {
@@ -251,4 +254,96 @@ ramfs_bundle() {
 	mountpoint -q "$VOL/sub"
 	umount "$VOL/sub" "$STATE_DIR"
 	[ -z "$(staging_mounts)" ]
+}
+
+# nested_bundle NAME OPTIONS-JSON: a bundle whose first bind puts $VOL at
+# /mnt/x (a path its rootfs does not have) and whose second bind, with the
+# options given, has its source in the rootfs below it: it exists only once
+# runc has made the first mount.
+nested_bundle() {
+	local b
+	b=$(setup_bundle "$1") || return 1
+	mkdir -p "$VOL/y/z" || return 1
+	echo nested >"$VOL/y/z/file" || return 1
+	[ ! -e "$b/rootfs/mnt" ] || return 1
+	add_bind "$b" "$VOL" /mnt/x '["rbind"]' || return 1
+	add_bind "$b" "$b/rootfs/mnt/x/y/z" /nested "$2" || return 1
+	echo "$b"
+}
+
+# own_userns BUNDLE: the caller's user namespace, 0 -> 1000000, rootfs chowned.
+own_userns() {
+	update_config "$1" '.linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 1000000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 1000000, "size": 65536}]' || return 1
+	chown -R 1000000:1000000 "$1/rootfs"
+}
+
+@test "an idmapped bind whose source lies under an earlier mount: runc >= 1.2 does it, runc 1.1 gets a clear refusal" {
+	b=$(nested_bundle nest '["bind", "idmap"]')
+	own_userns "$b"
+	create_to_file nest "$b"
+	if runc_idmaps; then
+		[ "$status" -eq 0 ]
+		wrapper start nest
+		[ "$(cexec nest cat /nested/file)" = nested ]
+		[ "$(cexec nest stat -c %u:%g /nested/file)" = 0:0 ]
+	else
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"container nest: mount /nested asks for idmap, but its source $b/rootfs/mnt/x/y/z lies under /mnt/x, an earlier mount of the same spec, and exists only once runc has made that mount;"*"use runc >= 1.2, which idmaps it itself in mount order, or a source outside the container's rootfs"* ]]
+		[[ "$output" != *open_tree* ]]
+		[ ! -e "$RUNC_ROOT/nest" ]
+	fi
+	[ ! -e "$b/rootfs/mnt" ] || [ -d "$b/rootfs/mnt/x" ]
+}
+
+@test "the same without a user namespace: runc >= 1.2 does it, runc 1.1 gets the refusal" {
+	b=$(nested_bundle nons '["bind"]')
+	update_config "$b" '.mounts[-1] += {
+		"uidMappings": [{"containerID": 0, "hostID": 1000000, "size": 65536}],
+		"gidMappings": [{"containerID": 0, "hostID": 1000000, "size": 65536}]}'
+	create_to_file nons "$b"
+	if runc_idmaps; then
+		[ "$status" -eq 0 ]
+		wrapper start nons
+		[ "$(cexec nons cat /nested/file)" = nested ]
+		# Host root's file seen through 0 -> 1000000.
+		[ "$(cexec nons stat -c %u:%g /nested/file)" = 1000000:1000000 ]
+	else
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"container nons: mount /nested asks for idmap, but its source $b/rootfs/mnt/x/y/z lies under /mnt/x"* ]]
+		[ ! -e "$RUNC_ROOT/nons" ]
+	fi
+}
+
+@test "a missing idmap source under no earlier mount: named, never an open_tree errno" {
+	b=$(setup_bundle gone)
+	own_userns "$b"
+	add_bind "$b" "$TESTDIR/no-such-dir" /gone '["bind", "idmap"]'
+	create_to_file gone "$b"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"container gone: mount /gone: its source $TESTDIR/no-such-dir does not exist (no such file or directory): create it, or fix the mount's source"* ]]
+	[[ "$output" != *open_tree* ]]
+	[ ! -e "$RUNC_ROOT/gone" ]
+}
+
+@test "a pool container's bind whose source lies under an earlier mount: left to runc >= 1.2 as a plain bind, logged; refused on runc 1.1" {
+	b=$(nested_bundle pnest '["bind"]')
+	annotate "$b" runc-userns.io/userns auto
+	status=0
+	wrapper --log "$TESTDIR/log.json" --log-format json create --bundle "$b" pnest </dev/null >/dev/null 2>&1 || status=$?
+	if runc_idmaps; then
+		[ "$status" -eq 0 ]
+		wrapper start pnest
+		grep -q "bind mount /nested is left to runc as a plain bind (not idmapped by runc-userns): its source $b/rootfs/mnt/x/y/z lies under /mnt/x, an earlier mount of the spec, which runc resolves in mount order" "$TESTDIR/log.json"
+		[ "$(jq -r '.annotations["runc-userns.io/idmap-skipped"]' "$b/config.json")" = /nested ]
+		[ "$(cexec pnest cat /nested/file)" = nested ]
+		# Under /mnt/x, which is idmapped: host root's file is the pod's root's.
+		[ "$(cexec pnest stat -c %u:%g /nested/file)" = 0:0 ]
+	else
+		[ "$status" -eq 1 ]
+		jq -e 'select(.level == "error") | .msg | contains("container pnest: mount /nested: its source '"$b"'/rootfs/mnt/x/y/z lies under /mnt/x, an earlier mount of the same spec") and contains("use runc >= 1.2")' "$TESTDIR/log.json"
+		[ ! -e "$RUNC_ROOT/pnest" ]
+		pool_empty
+	fi
 }
