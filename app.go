@@ -53,13 +53,13 @@ func (a *app) exec() int {
 		return status
 	}
 	a.sink.Discard()
-	return a.fail(runc.Exec(a.runtime, a.inv.Args))
+	return a.fail(runc.Exec(a.runtime, a.inv.Argv0, a.inv.Args))
 }
 
 // run runs the real runc as a child with argv untouched and returns its
 // exit status; our held log lines are kept only if it succeeded.
 func (a *app) run() int {
-	status, err := runc.Run(a.runtime, a.inv.Args, a.inv.Command == "run" && !a.inv.Detach)
+	status, err := runc.Run(a.runtime, a.inv.Argv0, a.inv.Args, a.inv.Command == "run" && !a.inv.Detach)
 	if err != nil {
 		return a.fail(err)
 	}
@@ -70,6 +70,7 @@ func (a *app) run() int {
 // and one line of ours.
 func (a *app) version() int {
 	cmd := exec.Command(a.runtime, a.inv.Args...)
+	cmd.Args[0] = runc.Argv0(a.inv.Argv0, a.runtime)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, os.Stderr
 	err := cmd.Run()

@@ -31,6 +31,7 @@ func dispatch(argv []string) int {
 		return admin.Run(argv)
 	}
 	inv := oci.Parse(argv[1:])
+	inv.Argv0 = argv[0]
 	if !inv.RootGiven {
 		inv.Root = oci.RuncRoot(os.LookupEnv, os.Geteuid(), userns.RunningInUserNS)
 	}
@@ -93,7 +94,7 @@ func passThrough(inv *oci.Invocation) int {
 		os.Stderr.WriteString(err.Error() + "\n")
 		return 1
 	}
-	err = runc.Exec(path, inv.Args)
+	err = runc.Exec(path, inv.Argv0, inv.Args)
 	os.Stderr.WriteString(err.Error() + "\n")
 	return 1
 }

@@ -9,8 +9,9 @@
 # /etc/subuid, or a /dev node chowned by a runtime.
 #
 # Only what the suites touch, and only state that nothing else on a quiet
-# test machine changes: the processes listed are runc, crun, conmon,
-# containerd and its shims.
+# test machine changes: the processes listed are runc, runc-userns (and the
+# runc init it starts, named after it), crun, conmon, containerd and its
+# shims.
 set -euo pipefail
 shopt -s nullglob
 
@@ -50,7 +51,7 @@ state() {
 	echo "# /dev nodes: owner and mode"
 	stat -c '%n %u:%g %a' /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty
 	echo "# runtime processes"
-	ps -eo args= | awk '$1 ~ /(^|\/)(runc|crun|conmon|containerd|containerd-shim[^ ]*)$/' | sort | uniq -c
+	ps -eo args= | awk '$1 ~ /(^|\/)(runc|runc-userns|crun|conmon|containerd|containerd-shim[^ ]*)$/' | sort | uniq -c
 }
 
 case "${1:-}:${2:-}" in

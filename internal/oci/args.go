@@ -11,6 +11,9 @@ import (
 // for byte; every other field is read from it and never written back.
 type Invocation struct {
 	Args []string
+	// Argv0 is the caller's argv[0] (set by the caller of Parse), which
+	// the real runc gets too: runc names itself after it in its help.
+	Argv0 string
 
 	// Global flags.
 	Root      string // --root, else DefaultRoot (see RuncRoot)

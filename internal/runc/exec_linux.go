@@ -12,14 +12,24 @@ import (
 	"github.com/runc-userns/runc-userns/internal/fault"
 )
 
-// Exec replaces this process with the real runc. args is argv without
-// argv[0]; it reaches runc unchanged, with our environment, stdio and every
-// inherited file descriptor (--preserve-fds, LISTEN_FDS, --console-socket
-// are all plain inherited fds).
-func Exec(path string, args []string) error {
-	argv := append([]string{path}, args...)
-	err := unix.Exec(path, argv, os.Environ())
+// Exec replaces this process with the real runc at path. argv0 is the
+// caller's argv[0] and args the rest of its argv; both reach runc
+// unchanged, with our environment, stdio and every inherited file
+// descriptor (--preserve-fds, LISTEN_FDS, --console-socket are all plain
+// inherited fds).
+func Exec(path, argv0 string, args []string) error {
+	err := unix.Exec(path, append([]string{Argv0(argv0, path)}, args...), os.Environ())
 	return fmt.Errorf("exec %s: %w", path, err)
+}
+
+// Argv0 is the argv[0] runc at path gets: the caller's, as runc would
+// have had it called directly (runc names itself after its argv[0] in its
+// help and usage), or path if the caller gave none.
+func Argv0(callers, path string) string {
+	if callers == "" {
+		return path
+	}
+	return callers
 }
 
 // Signals forwarded to runc. A create or delete is short and forwards
@@ -62,9 +72,9 @@ var (
 // kernel's pidfd support with a child of its own (a clone and a wait,
 // ~0.5 ms a call on the nested VM measured), and a parent needs no pidfd
 // to signal its child safely (see forwardAndWait).
-func Run(path string, args []string, foreground bool) (int, error) {
+func Run(path, argv0 string, args []string, foreground bool) (int, error) {
 	fwd := newForwarder(foreground)
-	pid, err := syscall.ForkExec(path, append([]string{path}, args...), &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(path, append([]string{Argv0(argv0, path)}, args...), &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},
 	})

@@ -22,8 +22,26 @@ func TestRunStatus(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got, err := Run("/bin/sh", []string{"-c", c.script}, false); err != nil || got != c.want {
+			if got, err := Run("/bin/sh", "", []string{"-c", c.script}, false); err != nil || got != c.want {
 				t.Errorf("Run = %d, %v; want %d", got, err, c.want)
+			}
+		})
+	}
+}
+
+// runc gets the caller's argv[0] (it names itself after it), or its own
+// path when the caller gave none.
+func TestRunArgv0(t *testing.T) {
+	cases := []struct{ argv0, want string }{
+		{"", "/bin/sh"},
+		{"runc", "runc"},
+		{"/usr/local/bin/runc-userns", "/usr/local/bin/runc-userns"},
+	}
+	for _, c := range cases {
+		t.Run(c.want, func(t *testing.T) {
+			script := `test "$(tr '\0' '\n' </proc/$$/cmdline | head -n 1)" = "` + c.want + `"`
+			if got, err := Run("/bin/sh", c.argv0, []string{"-c", script}, false); err != nil || got != 0 {
+				t.Errorf("Run with argv0 %q: status %d, %v; want argv[0] %q", c.argv0, got, err, c.want)
 			}
 		})
 	}
@@ -50,7 +68,7 @@ func TestForwardSignal(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := Run("/bin/sh", []string{"-c", c.script}, c.foreground)
+			got, err := Run("/bin/sh", "", []string{"-c", c.script}, c.foreground)
 			if err != nil || got != c.want {
 				t.Errorf("Run with SIG%s sent to the parent = %d, %v; want %d (the signal forwarded)", c.sig, got, err, c.want)
 			}

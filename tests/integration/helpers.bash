@@ -307,10 +307,16 @@ same_capture() {
 	return "$bad"
 }
 
-# same_as_runc_argv ARGS...: $WRAPPER ARGS and $REAL_RUNC ARGS print the
-# same stdout and stderr (runc's times normalised) and exit alike.
+# as_argv0 NAME CMD ARGS...: run CMD with argv[0] NAME.
+as_argv0() {
+	(exec -a "$1" "${@:2}")
+}
+
+# same_as_runc_argv ARGS...: $WRAPPER ARGS and $REAL_RUNC ARGS, called by
+# the same argv[0] (runc names itself after it), print the same stdout and
+# stderr (runc's times normalised) and exit alike.
 same_as_runc_argv() {
-	capture runc "$REAL_RUNC" "$@"
+	capture runc as_argv0 "$WRAPPER" "$REAL_RUNC" "$@"
 	capture wrapper "$WRAPPER" "$@"
 	same_capture runc wrapper
 }

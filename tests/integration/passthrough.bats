@@ -138,9 +138,9 @@ two_containers() {
 	same_as_runc state
 	same_as_runc state c1 c1
 	# create with no ID: runc's usage and its error, which names argv[0]:
-	# runc is started as the real runtime's path.
+	# the caller's, as runc would have had it.
 	same_as_runc create
-	grep -qF "$REAL_RUNC: \\\"create\\\" requires exactly 1 argument(s)" "$TESTDIR/wrapper.err"
+	grep -qF "$WRAPPER: \\\"create\\\" requires exactly 1 argument(s)" "$TESTDIR/wrapper.err"
 	same_as_runc create --bundle "$b"
 	same_as_runc run
 	same_as_runc delete
@@ -234,6 +234,60 @@ two_containers() {
 	same_as_runc_argv state --help
 	same_as_runc_argv create --help
 	same_as_runc_argv delete -h
+}
+
+@test "the real runtime gets the caller's argv[0], also when it is installed under another name" {
+	mkdir -p "$TESTDIR/sbin" "$TESTDIR/alias"
+	cp "$REAL_RUNC" "$TESTDIR/sbin/runc-1.5"
+	write_config '{"runtime": "'"$TESTDIR/sbin/runc-1.5"'"}'
+	ln -s "$WRAPPER" "$TESTDIR/alias/runc"
+	# Called as runc, the wrapper prints what runc called as runc prints.
+	capture runc as_argv0 runc "$REAL_RUNC" checkpoint -h
+	capture wrapper as_argv0 runc "$WRAPPER" checkpoint -h
+	same_capture runc wrapper
+	grep -q '^   runc checkpoint ' "$TESTDIR/wrapper.out"
+	! grep -q 'runc-1.5' "$TESTDIR/wrapper.out"
+	# By its own path: that path.
+	capture wrapper "$TESTDIR/alias/runc" checkpoint -h
+	grep -q "^   runc checkpoint " "$TESTDIR/wrapper.out"
+	capture wrapper "$WRAPPER" checkpoint -h
+	grep -q "^   runc-userns checkpoint " "$TESTDIR/wrapper.out"
+	# A create that runs runc as a child (a pool container): runc's init
+	# is named after the caller's argv[0] too, as runc names it.
+	b=$(pooled_bundle a)
+	"$TESTDIR/alias/runc" --root "$RUNC_ROOT" create --bundle "$b" a </dev/null >/dev/null
+	pid=$(plain_runc state a | jq .pid)
+	[ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" = "$TESTDIR/alias/runc init " ]
+	# A create runc-userns leaves to runc (exec) likewise.
+	b=$(setup_bundle p)
+	as_argv0 runc "$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" p </dev/null >/dev/null
+	pid=$(plain_runc state p | jq .pid)
+	[ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" = "runc init " ]
+}
+
+@test "kill -a KILL of a host-PID-namespace container whose init is gone ends every process, as runc does" {
+	b=$(setup_bundle hp)
+	update_config "$b" '.linux.namespaces |= map(select(.type != "pid"))'
+	start_container "$b" hp
+	for _ in 1 2 3; do
+		wrapper exec -d hp sleep 600 </dev/null >/dev/null
+	done
+	init=$(plain_runc state hp | jq .pid)
+	pids=$(plain_runc ps --format json hp | jq -r '.[]' | grep -vx "$init")
+	[ "$(wc -w <<<"$pids")" = 3 ]
+	kill -9 "$init"
+	for _ in $(seq 50); do kill -0 "$init" 2>/dev/null || break; sleep 0.1; done
+	! kill -0 "$init" 2>/dev/null
+	wrapper kill -a hp KILL
+	# runc's own test allows 10 x 0.2 s: they are gone by then (or
+	# zombies: this machine's PID 1 reaps when it will).
+	for _ in $(seq 10); do
+		left=$(for p in $pids; do if grep -qs '^State:[[:space:]]*[^Z[:space:]]' "/proc/$p/status"; then echo "$p"; fi; done)
+		[ -z "$left" ] && break
+		sleep 0.2
+	done
+	[ -z "$left" ] || fail "still running after kill -a: $left"
+	wrapper delete --force hp
 }
 
 # podman runs state, kill and delete with no environment at all: no PATH
