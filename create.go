@@ -750,10 +750,10 @@ func (c *creation) idmapMount(mm *mountPlan, feat *runc.Features, cd idmap.Candi
 		return err
 	}
 	if !mm.mountsDirReady {
-		if err := c.stageContainerDir(); err != nil {
+		if err := c.stageContainerDir(0); err != nil {
 			return err
 		}
-		if err := state.MkdirTraversable(c.cfg.StateDir, c.lay.MountsDir(c.root, c.id)); err != nil {
+		if err := os.Mkdir(c.lay.MountsDir(c.root, c.id), 0o711); err != nil && !errors.Is(err, os.ErrExist) {
 			return err
 		}
 		mm.mountsDirReady = true
@@ -912,7 +912,7 @@ func (c *creation) ensurePin(owner string, alloc pool.Allocation, mapping []spec
 // idmapped lower layers. root is the pod root's host ID.
 func (c *creation) stageRootfs(src string, ns *os.File, root int) (string, error) {
 	staged := c.lay.StagedRootfs(c.root, c.id)
-	if err := c.stageContainerDir(); err != nil {
+	if err := c.stageContainerDir(root); err != nil {
 		return "", err
 	}
 	if err := os.Mkdir(staged, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
@@ -946,13 +946,19 @@ func (c *creation) stageRootfs(src string, ns *os.File, root int) (string, error
 // staged rootfs, bind mounts and overlay layers and a container:<ID>
 // target's pins all sit below it, and the create's tail detaches them
 // with one umount (state.DetachStaged), which waits for one RCU grace
-// period rather than one for each staging directory.
-func (c *creation) stageContainerDir() error {
+// period rather than one for each staging directory. Only host root and,
+// with gid not 0, the pod's root (host gid gid) can reach it
+// (state.MkdirPrivate); a later call with the pod's gid opens it to the
+// pod's root, whose runc mounts the staged rootfs.
+func (c *creation) stageContainerDir(gid int) error {
 	if c.p.staging {
-		return nil
+		if gid == 0 {
+			return nil
+		}
+		return state.MkdirPrivate(c.cfg.StateDir, c.lay.ContainerDir(c.root, c.id), gid)
 	}
 	dir := c.lay.ContainerDir(c.root, c.id)
-	if err := state.MkdirTraversable(c.cfg.StateDir, dir); err != nil {
+	if err := state.MkdirPrivate(c.cfg.StateDir, dir, gid); err != nil {
 		return err
 	}
 	if err := idmap.StageDir(dir); err != nil {
@@ -1027,7 +1033,7 @@ func (c *creation) planJoin(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features
 	if !nsjoin.Wanted(s, c.req.PIDNamespace) {
 		return nil, nil
 	}
-	if err := c.stageContainerDir(); err != nil {
+	if err := c.stageContainerDir(0); err != nil {
 		return nil, err
 	}
 	join, err := nsjoin.Plan(s, c.joinRequest(s, feat), joinHost{c.app})

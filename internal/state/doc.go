@@ -33,10 +33,14 @@
 // so that DetachStaged takes everything below it with one umount; the
 // directories themselves stay until the container's delete, because runc
 // starts `runc exec`'s setns process with root.path as its working
-// directory. Directories a pod's user namespace must traverse (the
-// staged rootfs, the bind mounts' staging directory) are made mode 0711
-// up to stateDir by MkdirTraversable, which refuses a stateDir that
-// "other" cannot search.
+// directory. A container directory is reachable only by host root and
+// the container's root (MkdirPrivate: root:<the pod root's host gid>,
+// 0710), from before anything is staged in it: a pod's staged rootfs and
+// volumes are no one else's to read, even while a create runs or after it
+// was killed. The directories above it are made mode 0711 up to stateDir
+// by MkdirTraversable, which refuses a stateDir that "other" cannot
+// search: runc mounts the staged rootfs from inside the pod's user
+// namespace, where host permissions for "group" and "other" apply.
 //
 // # In-flight markers
 //

@@ -1,10 +1,13 @@
 package state
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestMkdirTraversable(t *testing.T) {
@@ -51,6 +54,73 @@ func TestMkdirTraversable(t *testing.T) {
 			// Nothing above base was touched.
 			if st, _ := os.Stat(tmp); st.Mode().Perm() != 0o755 {
 				t.Fatalf("%s changed to %v", tmp, st.Mode())
+			}
+		})
+	}
+}
+
+// A container directory is root's, open to the pod's root's group for
+// search only, whatever an earlier create left there. (Needs root for the
+// chown; the unit tests run as root in make test.)
+func TestMkdirPrivate(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chown needs root")
+	}
+	tmp := t.TempDir()
+	for _, d := range []string{filepath.Dir(tmp), tmp} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := filepath.Join(tmp, "state")
+	cases := []struct {
+		name     string
+		before   func(dir string) error // what an earlier create left
+		gid      int
+		wantMode os.FileMode
+		wantErr  string
+	}{
+		{name: "new, no pod", gid: 0, wantMode: 0o700},
+		{name: "new, a pod's root", gid: 3221225472, wantMode: 0o710},
+		{name: "left open to all", before: func(d string) error { return os.Mkdir(d, 0o777) }, gid: 3221225472, wantMode: 0o710},
+		{name: "left to another pod", before: func(d string) error {
+			if err := os.Mkdir(d, 0o710); err != nil {
+				return err
+			}
+			return os.Chown(d, 0, 3221291008)
+		}, gid: 0, wantMode: 0o700},
+		{name: "a symlink in its place", before: func(d string) error { return os.Symlink(tmp, d) }, gid: 3221225472, wantErr: "is not a directory"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(base, "containers", "hash", fmt.Sprint("c", i))
+			if c.before != nil {
+				if err := os.MkdirAll(filepath.Dir(dir), 0o711); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.before(dir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := MkdirPrivate(base, dir, c.gid)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("MkdirPrivate = %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st unix.Stat_t
+			if err := unix.Lstat(dir, &st); err != nil {
+				t.Fatal(err)
+			}
+			if mode := os.FileMode(st.Mode).Perm(); mode != c.wantMode || st.Uid != 0 || st.Gid != uint32(c.gid) {
+				t.Fatalf("%s: %d:%d %#o, want 0:%d %#o", dir, st.Uid, st.Gid, mode, c.gid, c.wantMode)
+			}
+			if st, err := os.Stat(filepath.Dir(dir)); err != nil || st.Mode().Perm() != 0o711 {
+				t.Fatalf("parent: %v, %v: want 0711", st.Mode(), err)
 			}
 		})
 	}

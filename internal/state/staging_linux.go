@@ -119,6 +119,45 @@ func (l Layout) UnpinPod(owner string) error {
 	return nil
 }
 
+// MkdirPrivate creates the container directory dir below base (its
+// parents by MkdirTraversable) so that no one but host root and, with gid
+// not 0, the container's root (host gid gid, the group of a pod's root)
+// can ever traverse it: made 0700, then given to group gid, then opened to
+// it (0710, search only: the pod's root cannot rename what is staged in
+// it). At no moment can anyone else search it, so no one else can hold a
+// working directory or an open file below it. A directory left by an
+// earlier create gets the same owner and mode.
+func MkdirPrivate(base, dir string, gid int) error {
+	if err := MkdirTraversable(base, filepath.Dir(dir)); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	mode := os.FileMode(0o700)
+	if gid != 0 {
+		mode = 0o710
+	}
+	if st.Mode().Perm() != mode {
+		// Close it first: a directory of an earlier version may be
+		// open to all.
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return err
+		}
+	}
+	if err := os.Lchown(dir, 0, gid); err != nil {
+		return err
+	}
+	return os.Chmod(dir, mode)
+}
+
 // MkdirTraversable creates dir and its parents below base with mode 0711,
 // makes base traversable, and checks that every directory above base can
 // be searched by others: runc mounts the staged rootfs from inside the

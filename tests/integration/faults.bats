@@ -100,6 +100,10 @@ killed_create() {
 	local step=$1 b
 	b=$(pooled_bundle "k-$step")
 	kill_at "$step" "k-$step" "$b"
+	# What it staged is no one else's, killed or not.
+	case $step in
+	staged | written | runc-started) staging_unreachable "k-$step" ;;
+	esac
 	run wrapper delete --force "k-$step"
 	nothing_left "$step"
 	# The next create of the same bundle works (under a new ID: this VM's
@@ -267,6 +271,32 @@ killed_then_gc() {
 		[ "$(cexec "f-$step" cat /proc/self/uid_map | awk '{print $2}')" = "$POOL_BASE" ]
 		wrapper delete --force "f-$step"
 		nothing_left "in-flight $step"
+	done
+}
+
+@test "a create stopped after staging or writing: nobody else reaches what it staged" {
+	local step b dir
+	for step in staged written; do
+		b=$(pooled_bundle "s-$step")
+		mkdir -p "$TESTDIR/vol-$step"
+		update_config "$b" '.mounts += [{"destination": "/v", "type": "bind", "source": "'"$TESTDIR/vol-$step"'", "options": ["rbind"]}]'
+		# A setuid-root program of the image's, seen through the staged
+		# rootfs, ran as the pod's root.
+		cp "$b/rootfs/bin/busybox" "$b/rootfs/bin/suid-busybox"
+		chmod 4755 "$b/rootfs/bin/suid-busybox"
+		stop_at "$step" "s-$step" "$b"
+		staging_unreachable "s-$step"
+		dir=$(container_dir "s-$step")
+		[ -u "$dir/rootfs/bin/suid-busybox" ]
+		# From a shell of nobody's (setpriv's own execve still holds
+		# root's capabilities).
+		run as_nobody /bin/sh -c 'exec "$0" id -u' "$dir/rootfs/bin/suid-busybox"
+		[ "$status" = 126 ] || fail "nobody ran the pod's setuid program: $status: $output"
+		[[ "$output" == *"Permission denied"* ]]
+		resume
+		staging_unreachable "s-$step"
+		wrapper delete --force "s-$step"
+		nothing_left "stopped at $step"
 	done
 }
 

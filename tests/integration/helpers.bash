@@ -411,3 +411,37 @@ fake_runc_fd() {
 	awk -v fd="$1" '$(NF-1) == "->" && $(NF-2) == fd {print $NF; found = 1} END {exit !found}' "$FAKE_RUNC_LOG.fds" ||
 		fail "fake runc had no fd $1 open: $(cat "$FAKE_RUNC_LOG.fds")"
 }
+
+# as_nobody CMD...: CMD as an unprivileged local user.
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+}
+
+# container_dir ID: the state dir's directory of container ID (its staging).
+container_dir() {
+	local d
+	for d in "$STATE_DIR"/containers/*/"$1"; do
+		[ -d "$d" ] && echo "$d" && return 0
+	done
+	fail "no container directory for $1 under $STATE_DIR/containers"
+}
+
+# staging_unreachable ID: an unprivileged local user gets EACCES on every
+# path below container ID's directory (its staged rootfs, volumes and
+# overlay layers), and cannot list it.
+staging_unreachable() {
+	local dir p out n=0
+	dir=$(container_dir "$1") || return 1
+	if out=$(as_nobody ls "$dir" 2>&1) || [[ "$out" != *"Permission denied"* ]]; then
+		fail "ls $dir as nobody: $out"
+		return 1
+	fi
+	while read -r p; do
+		n=$((n + 1))
+		if out=$(as_nobody stat "$p" 2>&1) || [[ "$out" != *"Permission denied"* ]]; then
+			fail "stat $p as nobody: $out"
+			return 1
+		fi
+	done < <(find "$dir" -mindepth 1 -maxdepth 2)
+	[ "$n" -gt 0 ] || { fail "nothing below $dir to check"; return 1; }
+}

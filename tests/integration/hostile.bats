@@ -204,6 +204,34 @@ unchanged() {
 	unchanged "$sum"
 }
 
+@test "a local user reaches no staged volume or rootfs of a pod, during its create or after" {
+	local loop
+	# A volume whose host parent only root may enter (a pod's secrets).
+	mkdir -p "$TESTDIR/secrets/vol"
+	chmod 0700 "$TESTDIR/secrets"
+	echo s3cret >"$TESTDIR/secrets/vol/token"
+	update_config "$b" '.mounts += [{"destination": "/secrets", "type": "bind", "source": "'"$TESTDIR/secrets/vol"'", "options": ["rbind", "ro"]}]'
+	# nobody tries, in a loop, for the whole create, to read the staged
+	# volume, to hold a working directory in it or in the staged rootfs.
+	: >"$TESTDIR/reached"
+	chmod 0666 "$TESTDIR/reached"
+	as_nobody sh -c 'while [ ! -e "$1/stop" ]; do
+		for d in "$2"/containers/*/h/mounts/* "$2"/containers/*/h/rootfs; do
+			cat "$d/token" >>"$1/reached" 2>/dev/null
+			(cd "$d" 2>/dev/null && echo "cwd $d" >>"$1/reached")
+		done
+	done; exit 0' sh "$TESTDIR" "$STATE_DIR" &
+	loop=$!
+	start_container "$b" h
+	staging_unreachable h
+	: >"$TESTDIR/stop"
+	wait "$loop"
+	[ ! -s "$TESTDIR/reached" ] || fail "nobody reached: $(cat "$TESTDIR/reached")"
+	# The pod reads its volume.
+	[ "$(cexec h cat /secrets/token)" = s3cret ]
+	wrapper delete --force h
+}
+
 @test "operator config: unknown keys, overlapping and overflowing ranges" {
 	local sum
 	sum=$(sha256sum <"$b/config.json")
