@@ -156,7 +156,7 @@ func (a *app) netjoinOf(root, id string) (nj netns.Record, found bool, err error
 	v, _ := st.Annotation(oci.AnnotationStamp)
 	stamp, err := oci.DecodeStamp(v)
 	if err == nil {
-		err = a.verifyStamp(stamp)
+		err = a.verifyStamp(stamp, oci.Binding{ID: id, Root: root}, false)
 	}
 	if err != nil {
 		return netns.Record{}, false, fmt.Errorf("its %s annotation does not verify (%w): refusing to exec a process that might land in the host's network namespace; delete and recreate the container", oci.AnnotationStamp, err)

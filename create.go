@@ -92,14 +92,8 @@ func (a *app) createPlan(doc *oci.Document, bundle string) (req oci.Request, wan
 		a.log.Warnf("container %s: unknown annotation %s ignored (known: %s, %s, %s)", id, k, oci.AnnotationUserns, oci.AnnotationPIDNamespace, oci.AnnotationIdmapSkip)
 	}
 	if req.Stamp != nil {
-		if err := a.verifyStamp(req.Stamp); err != nil {
-			// The stamp names the stateDir it was written for: a bundle
-			// created again after the operator moved stateDir says so.
-			dir := a.cfg.StateDir
-			if sd := req.Stamp.StateDir; sd != "" && filepath.Clean(sd) != dir {
-				dir = sd + " (configured now: " + a.cfg.StateDir + ")"
-			}
-			return req, false, false, fmt.Errorf("container %s: config.json carries a %s annotation that this node did not write (forged, or written before stateDir %s was cleared or moved): %w; the file may carry the edits of that earlier create too (root.path, mounts, user namespace): regenerate the bundle's config.json rather than only removing the annotation", id, oci.AnnotationStamp, dir, err)
+		if err := a.verifyStamp(req.Stamp, oci.Binding{Bundle: bundle}, true); err != nil {
+			return req, false, false, a.stampRefused(req.Stamp, err)
 		}
 		undoStamp(doc.Spec, req.Stamp)
 		a.log.Debugf("container %s: undid the edits of an earlier create of bundle %s", id, bundle)
@@ -232,15 +226,36 @@ func bundleDir(flag string) (string, error) {
 }
 
 // verifyStamp checks a stamp's MAC with this node's key, the configured
-// stateDir's; never with a key from the directory the stamp names: that
-// is the pod author's to write (a root-owned file of 32 bytes in a volume
-// of a pod that runs as host root would do).
-func (a *app) verifyStamp(st *oci.Stamp) error {
+// stateDir's (never with a key from the directory the stamp names: that
+// is the pod author's to write, a root-owned file of 32 bytes in a volume
+// of a pod that runs as host root would do), and that it was written for
+// container b (oci.Stamp.Verify; bound: not a stamp of an earlier release).
+func (a *app) verifyStamp(st *oci.Stamp, b oci.Binding, bound bool) error {
 	key, err := oci.StampKey(a.cfg.StateDir, false)
 	if err != nil {
 		return err
 	}
-	return st.Verify(key)
+	return st.Verify(key, b, bound)
+}
+
+// stampRefused is create's error for a bundle whose config.json carries a
+// stamp that does not verify for this container.
+func (a *app) stampRefused(st *oci.Stamp, err error) error {
+	const regen = "the file may carry the edits of that earlier create too (root.path, mounts, user namespace): regenerate the bundle's config.json rather than only removing the annotation"
+	id := a.inv.ID
+	switch {
+	case errors.Is(err, oci.ErrCopiedStamp):
+		return fmt.Errorf("container %s: config.json carries a %s annotation of another container (%w): a stamp is bound to the container it was written for, and a copy is refused; %s", id, oci.AnnotationStamp, err, regen)
+	case errors.Is(err, oci.ErrUnboundStamp):
+		return fmt.Errorf("container %s: config.json carries a %s annotation written by an earlier runc-userns (%w), which a create no longer takes; %s", id, oci.AnnotationStamp, err, regen)
+	}
+	// The stamp names the stateDir it was written for: a bundle created
+	// again after the operator moved stateDir says so.
+	dir := a.cfg.StateDir
+	if sd := st.StateDir; sd != "" && filepath.Clean(sd) != dir {
+		dir = sd + " (configured now: " + a.cfg.StateDir + ")"
+	}
+	return fmt.Errorf("container %s: config.json carries a %s annotation that this node did not write (forged, or written before stateDir %s was cleared or moved): %w; %s", id, oci.AnnotationStamp, dir, err, regen)
 }
 
 // undoStamp reverts the edits an earlier create of the same bundle made,
@@ -447,7 +462,7 @@ func (c *creation) plan(s *specs.Spec) error {
 	}
 	c.p.feat, c.p.poolUserns = feat, c.want
 	c.ph.Mark("features")
-	stamp := &oci.Stamp{Version: 1, Root: c.root, StateDir: c.cfg.StateDir, Runtime: c.runtime}
+	stamp := &oci.Stamp{Version: oci.StampVersion, ID: c.id, Root: c.root, Bundle: c.bundle, StateDir: c.cfg.StateDir, Runtime: c.runtime}
 	// The caller's mounts, whichever step below edits them (idmap, sysfs,
 	// locked flags): a second create of the bundle starts from these.
 	if stamp.Mounts, err = json.Marshal(s.Mounts); err != nil {
@@ -1125,7 +1140,8 @@ func (h joinHost) UsernsPins(id string, annotations map[string]string) []string 
 		out = append(out, state.Layout(h.a.cfg.StateDir).Pin(owner))
 	}
 	if v, ok := annotations[oci.AnnotationStamp]; ok {
-		if st, err := oci.DecodeStamp(v); err == nil && st.UsernsPath != "" && h.a.verifyStamp(st) == nil {
+		root, _ := filepath.Abs(h.a.inv.Root)
+		if st, err := oci.DecodeStamp(v); err == nil && st.UsernsPath != "" && h.a.verifyStamp(st, oci.Binding{ID: id, Root: root}, false) == nil {
 			out = append(out, st.UsernsPath)
 		}
 	}

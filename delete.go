@@ -68,7 +68,7 @@ func (a *app) deleteStamp(root, id string) (stamp *oci.Stamp, has bool) {
 	}
 	if v, ok := st.Annotation(oci.AnnotationStamp); ok {
 		if stamp, err = oci.DecodeStamp(v); err == nil {
-			err = a.verifyStamp(stamp)
+			err = a.verifyStamp(stamp, oci.Binding{ID: id, Root: root}, false)
 		}
 		if err != nil {
 			hint := ""

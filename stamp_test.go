@@ -32,7 +32,7 @@ func TestVerifyStamp(t *testing.T) {
 		t.Fatal(err)
 	}
 	signed := func(dir string, key []byte) *oci.Stamp {
-		st := &oci.Stamp{Version: 1, Owner: "p", Root: "/run/runc", StateDir: dir, HostID: 1 << 30, Size: 65536}
+		st := &oci.Stamp{Version: oci.StampVersion, Owner: "p", ID: "p", Root: "/run/runc", Bundle: "/b", StateDir: dir, HostID: 1 << 30, Size: 65536}
 		st.Sign(key)
 		return st
 	}
@@ -50,7 +50,7 @@ func TestVerifyStamp(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a := &app{cfg: &config.Config{StateDir: c.stateDir}}
-			err := a.verifyStamp(c.stamp)
+			err := a.verifyStamp(c.stamp, oci.Binding{ID: "p", Root: "/run/runc", Bundle: "/b"}, true)
 			if (err == nil) != c.ok {
 				t.Fatalf("verifyStamp: %v, want ok %v", err, c.ok)
 			}

@@ -125,7 +125,7 @@ func scanContainers(stateDir string, roots []string) ([]pool.Allocation, error) 
 				continue
 			}
 			s, err := oci.DecodeStamp(v)
-			if err != nil || s.Verify(key) != nil || s.Owner == "" || s.Size == 0 || filepath.Clean(s.StateDir) != filepath.Clean(stateDir) {
+			if err != nil || s.Verify(key, oci.Binding{ID: id, Root: root}, false) != nil || s.Owner == "" || s.Size == 0 || filepath.Clean(s.StateDir) != filepath.Clean(stateDir) {
 				continue
 			}
 			out = append(out, pool.Allocation{Owner: s.Owner, HostID: s.HostID, Size: s.Size, Root: filepath.Clean(s.Root), Members: []string{id}})

@@ -87,9 +87,15 @@ type Request struct {
 
 // Stamp records the edits runc-userns made to a spec.
 type Stamp struct {
-	Version  int    `json:"v"`
-	Owner    string `json:"owner"`
+	Version int    `json:"v"`
+	Owner   string `json:"owner"`
+	// ID, Root and Bundle are the container the stamp was written for (its
+	// ID, absolute runc root and bundle, the latter two clean): the MAC
+	// covers them, so a stamp copied onto another container does not
+	// verify for it (Verify). A version 1 stamp has no ID and Bundle.
+	ID       string `json:"id,omitempty"`
 	Root     string `json:"root"`
+	Bundle   string `json:"bundle,omitempty"`
 	StateDir string `json:"stateDir"`
 	Runtime  string `json:"runtime,omitempty"`
 	HostID   uint32 `json:"hostID"`
@@ -136,7 +142,7 @@ func DecodeStamp(v string) (*Stamp, error) {
 	if err := json.Unmarshal([]byte(v), &s); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrBadAnnotation, AnnotationStamp, err)
 	}
-	if s.Version != 1 {
+	if s.Version != 1 && s.Version != StampVersion {
 		return nil, fmt.Errorf("%w: %s: unsupported version %d (written by a newer runc-userns?)", ErrBadAnnotation, AnnotationStamp, s.Version)
 	}
 	return &s, nil

@@ -61,7 +61,7 @@ func TestParseRequest(t *testing.T) {
 		{name: "idmap-skipped is ours, informational", annotations: map[string]string{AnnotationIdmapSkipped: "/data,/logs"}, want: Request{Pod: own}},
 		{name: "stamp", annotations: map[string]string{AnnotationStamp: stamp.Encode()}, want: Request{Stamp: stamp, Pod: own}},
 		{name: "bad stamp", annotations: map[string]string{AnnotationStamp: "{"}, wantErr: []string{id, AnnotationStamp}},
-		{name: "stamp of a newer version", annotations: map[string]string{AnnotationStamp: `{"v":2}`}, wantErr: []string{id, AnnotationStamp, "version 2"}},
+		{name: "stamp of a newer version", annotations: map[string]string{AnnotationStamp: `{"v":3}`}, wantErr: []string{id, AnnotationStamp, "version 3"}},
 		{
 			name: "everything",
 			annotations: map[string]string{
@@ -149,6 +149,7 @@ func TestStampRoundTrip(t *testing.T) {
 		}},
 		{"characters JSON escapes", Stamp{Version: 1, Owner: `<a&b>"\`, Rootfs: "é\u2028\n"}},
 		{"mounts", Stamp{Version: 1, Owner: "p", Mounts: json.RawMessage(`[{"destination":"/proc","type":"proc","source":"proc"}]`)}},
+		{"bound", Stamp{Version: StampVersion, Owner: "p", ID: "c1", Root: "/run/runc", Bundle: "/run/b/c1"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -173,7 +174,7 @@ func TestDecodeStampErrors(t *testing.T) {
 		{"truncated", `{"v":1`, AnnotationStamp},
 		{"no version", `{}`, "version 0"},
 		{"null", `null`, "version 0"},
-		{"newer version", `{"v":2,"owner":"p"}`, "version 2"},
+		{"newer version", `{"v":3,"owner":"p"}`, "version 3"},
 		{"negative version", `{"v":-1}`, "version -1"},
 		{"version as a string", `{"v":"1"}`, AnnotationStamp},
 		{"hostID overflow", `{"v":1,"hostID":4294967296}`, AnnotationStamp},

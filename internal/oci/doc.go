@@ -69,12 +69,20 @@
 //
 // # Stamp
 //
-// The stamp annotation is the Stamp as compact JSON ({"v":1,"owner":...,
-// "root":...,"stateDir":...,"hostID":...,"size":...,"mac":...}, optional
-// fields omitted when empty); DecodeStamp refuses any "v" but 1. "mac" is
-// the hex HMAC-SHA256, under the node's key, of the same encoding with mac
-// left out; Verify compares in constant time and refuses an empty mac
-// (ErrForgedStamp). The key is <stateDir>/stamp.key: 32 random bytes in a
+// The stamp annotation is the Stamp as compact JSON ({"v":2,"owner":...,
+// "id":...,"root":...,"bundle":...,"stateDir":...,"hostID":...,"size":...,
+// "mac":...}, optional fields omitted when empty); DecodeStamp refuses any
+// "v" but 2 and 1 (an earlier release's, without "id" and "bundle"). "mac"
+// is the hex HMAC-SHA256, under the node's key, of the same encoding with
+// mac left out; Verify compares in constant time and refuses an empty mac
+// (ErrForgedStamp). The MAC covers the container the stamp was written for
+// (its ID, runc root and bundle), and Verify checks it against a Binding:
+// a create, the bundle (the stamp must be the one written into that very
+// config.json); a delete, exec or rebuild, the ID and runc root whose
+// runc state carries it. A stamp copied onto another container does not
+// verify (ErrCopiedStamp); a create takes no version 1 stamp
+// (ErrUnboundStamp), which the rest take by their MAC, for containers an
+// earlier release created. The key is <stateDir>/stamp.key: 32 random bytes in a
 // root-owned 0600 regular file, opened O_NOFOLLOW and refused in any other
 // shape. StampKey(dir, true) creates it (and stateDir, 0711): written to
 // .stamp.key-<random>, fsynced, then link(2)ed into place, so that of two

@@ -20,6 +20,28 @@ const StampKeyFile = "stamp.key"
 // ErrForgedStamp: a stamp's MAC does not verify with this node's key.
 var ErrForgedStamp = errors.New("runc-userns stamp not written by this node")
 
+// ErrCopiedStamp: a stamp this node wrote, for another container.
+var ErrCopiedStamp = errors.New("runc-userns stamp written for another container")
+
+// ErrUnboundStamp: a version 1 stamp (of an earlier release, bound to no
+// container) where only a bound one is taken.
+var ErrUnboundStamp = errors.New("runc-userns stamp of an earlier release, bound to no container")
+
+// StampVersion is the version of the stamps written now: 2, bound to
+// their container (Stamp.ID, Root, Bundle).
+const StampVersion = 2
+
+// Binding is what a stamp is checked against; an empty field is not
+// compared. A create checks the bundle: the stamp must be the one written
+// into that very config.json (a rerun of the bundle under another ID or
+// root is fine: it undoes the edits of the earlier create). A delete, an
+// exec and a rebuild check the ID and runc root of the container whose
+// runc state carries it (runc records the bundle as it resolved it, which
+// need not be the spelling the stamp has).
+type Binding struct {
+	ID, Root, Bundle string
+}
+
 func (s *Stamp) mac(key []byte) string {
 	c := *s
 	c.MAC = ""
@@ -31,10 +53,23 @@ func (s *Stamp) mac(key []byte) string {
 // Sign sets the stamp's MAC.
 func (s *Stamp) Sign(key []byte) { s.MAC = s.mac(key) }
 
-// Verify checks the stamp's MAC.
-func (s *Stamp) Verify(key []byte) error {
+// Verify checks the stamp's MAC and that it was written for container b.
+// A version 1 stamp verifies by its MAC alone unless bound is set: one
+// written before stamps were bound, by an earlier release, to a container
+// that still runs.
+func (s *Stamp) Verify(key []byte, b Binding, bound bool) error {
 	if s.MAC == "" || !hmac.Equal([]byte(s.MAC), []byte(s.mac(key))) {
 		return ErrForgedStamp
+	}
+	if s.Version < StampVersion {
+		if bound {
+			return ErrUnboundStamp
+		}
+		return nil
+	}
+	if b.ID != "" && s.ID != b.ID || b.Root != "" && filepath.Clean(s.Root) != filepath.Clean(b.Root) ||
+		b.Bundle != "" && filepath.Clean(s.Bundle) != filepath.Clean(b.Bundle) {
+		return fmt.Errorf("%w: it was written for container %s of runc root %s, bundle %s", ErrCopiedStamp, s.ID, s.Root, s.Bundle)
 	}
 	return nil
 }

@@ -232,6 +232,64 @@ unchanged() {
 	wrapper delete --force h
 }
 
+# copy_stamp FROM-BUNDLE TO-BUNDLE: put FROM's stamp on TO's config.json.
+copy_stamp() {
+	local st
+	st=$(jq -r '.annotations["runc-userns.io/stamp"]' "$1/config.json") || return 1
+	[ -n "$st" ] && [ "$st" != null ] || { fail "no stamp on $1"; return 1; }
+	update_config "$2" '.annotations["runc-userns.io/stamp"] = '"$(jq -Rn --arg s "$st" '$s')"
+}
+
+@test "a stamp copied onto another container is refused, across pods and within one; the victim's volume never reaches it" {
+	local atk
+	mkdir -p "$TESTDIR/secret"
+	echo s3cret >"$TESTDIR/secret/token"
+	# The victim: a pod with a host volume.
+	v=$(pooled_bundle victim)
+	as_pod "$v" victim sandbox
+	update_config "$v" '.mounts += [{"destination": "/vol", "type": "bind", "source": "'"$TESTDIR/secret"'", "options": ["rbind"]}]'
+	start_container "$v" victim
+	for atk in other-pod same-pod; do
+		a=$(pooled_bundle "$atk")
+		if [ "$atk" = same-pod ]; then
+			as_pod "$a" victim container
+		else
+			as_pod "$a" "$atk" sandbox
+		fi
+		copy_stamp "$v" "$a"
+		sum=$(sha256sum <"$a/config.json")
+		run wrapper --log "$TESTDIR/$atk.log" --log-format json create --bundle "$a" "$atk" </dev/null
+		[ "$status" = 1 ] || fail "create of $atk with the victim's stamp: status $status: $output"
+		[[ "$output" == *"container $atk: config.json carries a runc-userns.io/stamp annotation of another container (runc-userns stamp written for another container: it was written for container victim of runc root $RUNC_ROOT, bundle $v)"* ]] || fail "$output"
+		jq -e 'select(.level == "error") | .msg | contains("a copy is refused")' "$TESTDIR/$atk.log" >/dev/null
+		[ "$(sha256sum <"$a/config.json")" = "$sum" ]
+		[ ! -e "$RUNC_ROOT/$atk" ]
+	done
+	# Only the victim holds a range.
+	[ "$(pool_json | jq -c '[.[] | .owner]')" = '["victim"]' ]
+	[ "$(cexec victim cat /vol/token)" = s3cret ]
+	wrapper delete --force victim
+	pool_empty
+}
+
+@test "a stamp of another container in runc's state is ignored at delete, with a log line, and releases nothing of the victim's" {
+	v=$(pooled_bundle victim)
+	start_container "$v" victim
+	a=$(setup_bundle atk)
+	start_container "$a" atk
+	# What no create would write: the victim's stamp among atk's labels
+	# in runc's state (root could write it, or a future bug).
+	st=$(jq -r '.annotations["runc-userns.io/stamp"]' "$v/config.json")
+	jq --arg l "runc-userns.io/stamp=$st" '.config.labels += [$l]' "$RUNC_ROOT/atk/state.json" >"$TESTDIR/state.json"
+	cat "$TESTDIR/state.json" >"$RUNC_ROOT/atk/state.json"
+	wrapper --log "$TESTDIR/delete.log" --log-format json delete --force atk
+	jq -e 'select(.level == "warning") | .msg | contains("container atk: ignoring its runc-userns.io/stamp annotation: runc-userns stamp written for another container: it was written for container victim")' "$TESTDIR/delete.log" >/dev/null
+	[ "$(pool_json | jq -c '[.[] | {owner, members}]')" = '[{"owner":"victim","members":["victim"]}]' ]
+	[ "$(cexec victim cat /proc/self/uid_map | awk '{print $2}')" = "$POOL_BASE" ]
+	wrapper delete --force victim
+	pool_empty
+}
+
 @test "operator config: unknown keys, overlapping and overflowing ranges" {
 	local sum
 	sum=$(sha256sum <"$b/config.json")
