@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -115,26 +116,37 @@ func (a *app) checkCallerUserns(s *specs.Spec) error {
 	return nil
 }
 
-// asksForUs reports whether a create with an ID runc refuses concerns us:
-// its bundle carries an annotation of ours, or the operator gives every
-// pod a user namespace. Such a create fails with our message, which names
-// the ID; any other is runc's business and gets runc's own error.
-func (a *app) asksForUs() bool {
+// asksForUs says why a create whose argv the wrapper cannot fully use (an
+// ID runc refuses, a flag the scanner does not know) concerns us, or ""
+// if it does not: the operator gives every pod a user namespace, its
+// bundle carries an annotation of ours, or its pod runs in a pool user
+// namespace. Such a create fails with our message; any other is runc's
+// business and gets runc's own error. A spec that cannot be read is
+// runc's to report.
+func (a *app) asksForUs() string {
 	if a.cfg.Userns.Mode == config.ModeAlways {
-		return true
+		return fmt.Sprintf("userns.mode is %q in %s", config.ModeAlways, configName(a.cfg))
 	}
 	bundle, err := bundleDir(a.inv.Bundle)
 	if err != nil {
-		return false
+		return ""
 	}
 	doc, err := oci.Load(bundle)
 	if err != nil {
-		return false
+		return ""
 	}
+	keys := make([]string, 0, len(doc.Spec.Annotations))
 	for k := range doc.Spec.Annotations {
 		if strings.HasPrefix(k, oci.Prefix) {
-			return true
+			keys = append(keys, k)
 		}
 	}
-	return false
+	if len(keys) > 0 {
+		sort.Strings(keys)
+		return "its config.json has the annotation " + strings.Join(keys, ", ")
+	}
+	if pod := oci.PodOf(a.inv.ID, doc.Spec.Annotations); a.podIsPooled(pod) {
+		return "its pod " + pod.Owner + " runs in a pool user namespace"
+	}
+	return ""
 }

@@ -36,7 +36,7 @@ type modifier interface {
 func (a *app) create() int {
 	inv := a.inv
 	if err := oci.ValidateID(inv.ID); err != nil {
-		if a.asksForUs() {
+		if a.asksForUs() != "" {
 			return a.fail(fmt.Errorf("%w: container IDs become file names of runc and runc-userns; nothing was created", err))
 		}
 		// runc refuses it in its own words; nothing of ours is named
@@ -77,6 +77,23 @@ func (a *app) create() int {
 		a.sink.Discard()
 	}
 	return status
+}
+
+// createUnscanned handles a create or run whose argv holds a flag the
+// scanner does not know: runc gets it as it is, unless the spec asks for a
+// pool user namespace (or its pod has one). Without the rest of argv
+// understood the wrapper cannot edit the spec, and the container would run
+// without its user namespace, as host root: such a create is refused.
+func (a *app) createUnscanned() int {
+	why := a.asksForUs()
+	if why == "" {
+		return a.exec()
+	}
+	bundle := a.inv.Bundle
+	if bundle == "" {
+		bundle = "the current directory"
+	}
+	return a.fail(fmt.Errorf("runc-userns does not know the flag %s of `runc %s`, so it cannot read the rest of the arguments; the bundle (%s) needs runc-userns: %s. Refusing the %s rather than running the container without its user namespace, as host root: run it without that flag, or use a runc-userns that knows it (and report it if none does)", a.inv.UnknownFlag, a.inv.Command, bundle, why, a.inv.Command))
 }
 
 // createPlan reads what a create asks of the wrapper from its loaded spec,

@@ -57,6 +57,8 @@ func dispatch(argv []string) int {
 		return a.version()
 	case inv.Creates() && inv.Scanned:
 		return a.create()
+	case inv.Creates() && inv.UnknownFlag != "":
+		return a.createUnscanned()
 	case inv.Command == "delete" && inv.Scanned:
 		return a.delete()
 	case inv.Command == "exec":

@@ -34,6 +34,9 @@ type Invocation struct {
 	Keep    bool
 	Force   bool
 	Scanned bool // the subcommand's flags were understood completely
+	// UnknownFlag is the first flag of a scanned subcommand that the
+	// scanner does not know (one of a newer runc, or a typo runc refuses).
+	UnknownFlag string
 }
 
 // Creates reports whether the call makes a container: create or run.
@@ -266,6 +269,8 @@ func (inv *Invocation) scanCommand(flags map[string]flagKind, rest []string) (po
 		}
 		kind, known := flags[name]
 		if !known {
+			inv.UnknownFlag = rest[j]
+			inv.guessBundle(rest[j+1:])
 			return nil, false
 		}
 		if kind == valueFlag && !hasValue {
@@ -289,6 +294,24 @@ func (inv *Invocation) scanCommand(flags map[string]flagKind, rest []string) (po
 		}
 	}
 	return positional, true
+}
+
+// guessBundle reads a --bundle / -b among the arguments after a flag the
+// scanner does not know, whose value (if it takes one) may be any of
+// them: a guess, good enough to tell which spec such a create is about
+// (app.createUnscanned refuses it if that spec needs runc-userns).
+func (inv *Invocation) guessBundle(rest []string) {
+	for k := 0; k < len(rest); k++ {
+		name, value, hasValue, isFlag := splitFlag(rest[k])
+		if !isFlag || name != "bundle" && name != "b" {
+			continue
+		}
+		if !hasValue && k+1 < len(rest) {
+			k++
+			value = rest[k]
+		}
+		inv.Bundle = value
+	}
 }
 
 // ValidateID applies the rule runc applies to container IDs (runc's

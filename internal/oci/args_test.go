@@ -15,6 +15,7 @@ type want struct {
 	Command, ID, Bundle  string
 	Detach, Keep, Force  bool
 	Scanned              bool
+	UnknownFlag          string
 }
 
 func got(inv *Invocation) want {
@@ -23,7 +24,7 @@ func got(inv *Invocation) want {
 		Debug: inv.Debug, Version: inv.Version, Help: inv.Help,
 		Command: inv.Command, ID: inv.ID, Bundle: inv.Bundle,
 		Detach: inv.Detach, Keep: inv.Keep, Force: inv.Force,
-		Scanned: inv.Scanned,
+		Scanned: inv.Scanned, UnknownFlag: inv.UnknownFlag,
 	}
 }
 
@@ -148,7 +149,7 @@ func TestParseEdges(t *testing.T) {
 		{"exec: ID, the command's flags are not ours", []string{"exec", "-t", "c1", "sh", "-c", "--root"}, want{Root: DefaultRoot, Command: "exec", ID: "c1", Scanned: true}},
 		{"exec as containerd runs it", []string{"--root", "/r", "--log", "l", "--log-format", "json", "exec", "--process", "/tmp/p.json", "--console-socket", "/s", "--detach", "--pid-file", "/p", "c1"}, want{Root: "/r", Log: "l", LogFormat: "json", Command: "exec", ID: "c1", Detach: true, Scanned: true}},
 		{"exec with value flags in = form", []string{"exec", "--user=0:0", "-e", "A=1", "--cwd=/", "c1", "id"}, want{Root: DefaultRoot, Command: "exec", ID: "c1", Scanned: true}},
-		{"exec with an unknown flag", []string{"exec", "--future", "x", "c1", "id"}, want{Root: DefaultRoot, Command: "exec"}},
+		{"exec with an unknown flag", []string{"exec", "--future", "x", "c1", "id"}, want{Root: DefaultRoot, Command: "exec", UnknownFlag: "--future"}},
 		{"exec without an ID", []string{"exec", "-t"}, want{Root: DefaultRoot, Command: "exec"}},
 		{"features", []string{"features"}, want{Root: DefaultRoot, Command: "features"}},
 		{"help command", []string{"help", "create"}, want{Root: DefaultRoot, Command: "help"}},
@@ -202,8 +203,11 @@ func TestParseCreateRunDelete(t *testing.T) {
 		{"create two positionals around a flag", []string{"create", "c1", "-b", "/b", "c2"}, def(want{Command: "create", Bundle: "/b", Scanned: false})},
 		{"create no positional", []string{"create", "--bundle", "/b"}, def(want{Command: "create", Bundle: "/b", Scanned: false})},
 		{"create missing value at the end", []string{"create", "c1", "--bundle"}, def(want{Command: "create", Scanned: false})},
-		{"create unknown flag", []string{"create", "--bogus", "c1"}, def(want{Command: "create", Scanned: false})},
-		{"create does not know -d", []string{"create", "-d", "c1"}, def(want{Command: "create", Scanned: false})},
+		{"create unknown flag", []string{"create", "--bogus", "c1"}, def(want{Command: "create", Scanned: false, UnknownFlag: "--bogus"})},
+		{"create unknown flag, the bundle after it", []string{"create", "--future", "--bundle", "/b", "c1"}, def(want{Command: "create", Bundle: "/b", Scanned: false, UnknownFlag: "--future"})},
+		{"create unknown flag, -b= after it", []string{"create", "--future", "x", "-b=/b", "c1"}, def(want{Command: "create", Bundle: "/b", Scanned: false, UnknownFlag: "--future"})},
+		{"create unknown flag with a value, after the bundle", []string{"create", "-b", "/b", "--future=x", "c1"}, def(want{Command: "create", Bundle: "/b", Scanned: false, UnknownFlag: "--future=x"})},
+		{"create does not know -d", []string{"create", "-d", "c1"}, def(want{Command: "create", Scanned: false, UnknownFlag: "-d"})},
 		{"create --help", []string{"create", "--help"}, def(want{Command: "create", Help: true, Scanned: false})},
 		{"create -h with an id", []string{"create", "-h", "c1"}, def(want{Command: "create", Help: true, Scanned: false})},
 		{"create value that looks like a flag", []string{"create", "--pid-file", "--bundle", "c1"}, def(want{Command: "create", ID: "c1", Scanned: true})},
@@ -232,7 +236,7 @@ func TestParseCreateRunDelete(t *testing.T) {
 		{"delete flag after the id", []string{"delete", "c1", "--force"}, def(want{Command: "delete", ID: "c1", Force: true, Scanned: true})},
 		{"delete -f after the id", []string{"delete", "c1", "-f"}, def(want{Command: "delete", ID: "c1", Force: true, Scanned: true})},
 		{"delete with global flags (containerd)", []string{"--root", "/run/containerd/runc/k8s.io", "--log", "/l", "--log-format", "json", "delete", "--force", "c1"}, def(want{Root: "/run/containerd/runc/k8s.io", Log: "/l", LogFormat: "json", Command: "delete", ID: "c1", Force: true, Scanned: true})},
-		{"delete does not know -b", []string{"delete", "-b", "/b", "c1"}, def(want{Command: "delete", Scanned: false})},
+		{"delete does not know -b", []string{"delete", "-b", "/b", "c1"}, def(want{Command: "delete", Scanned: false, UnknownFlag: "-b"})},
 		{"delete two positionals", []string{"delete", "c1", "c2"}, def(want{Command: "delete", Scanned: false})},
 		{"delete no positional", []string{"delete", "--force"}, def(want{Command: "delete", Force: true, Scanned: false})},
 		{"delete --help", []string{"delete", "--help", "c1"}, def(want{Command: "delete", Help: true, Scanned: false})},

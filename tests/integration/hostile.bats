@@ -290,6 +290,35 @@ copy_stamp() {
 	pool_empty
 }
 
+@test "a create with a flag runc-userns does not know: refused if the spec needs a pool user namespace, runc's otherwise" {
+	local sum
+	sum=$(sha256sum <"$b/config.json")
+	# A pool pod: one error that names the flag, in --log JSON too.
+	run wrapper --log "$TESTDIR/log.json" --log-format json create --future-flag --bundle "$b" h </dev/null
+	[ "$status" = 1 ]
+	[[ "$output" == *"runc-userns does not know the flag --future-flag of \`runc create\`"*"its config.json has the annotation runc-userns.io/userns"*"rather than running the container without its user namespace, as host root"* ]] || fail "$output"
+	[ "$(jq -s '[.[] | select(.level == "error")] | length' "$TESTDIR/log.json")" = 1 ]
+	jq -e 'select(.level == "error") | .msg | contains("--future-flag")' "$TESTDIR/log.json" >/dev/null
+	unchanged "$sum"
+	# The same with the flag after the ID, and for run.
+	run wrapper run -d --bundle "$b" h --future-flag=1 </dev/null
+	[ "$status" = 1 ]
+	[[ "$output" == *"the flag --future-flag=1 of \`runc run\`"* ]] || fail "$output"
+	unchanged "$sum"
+	# Under mode always, a spec without annotation needs it too.
+	p=$(setup_bundle plain)
+	write_config '{"userns": {"mode": "always"}}'
+	run wrapper create --bundle "$p" --future-flag plain </dev/null
+	[ "$status" = 1 ]
+	[[ "$output" == *"the flag --future-flag of \`runc create\`"*"userns.mode is \"always\""* ]] || fail "$output"
+	[ ! -e "$RUNC_ROOT/plain" ]
+	# In mode annotation, a spec without annotation is runc's: its own error.
+	write_config '{}'
+	same_as_runc create --bundle "$p" --future-flag plain
+	grep -q 'flag provided but not defined: -future-flag' "$TESTDIR/wrapper.err"
+	[ ! -e "$RUNC_ROOT/plain" ]
+}
+
 @test "operator config: unknown keys, overlapping and overflowing ranges" {
 	local sum
 	sum=$(sha256sum <"$b/config.json")
