@@ -1,6 +1,9 @@
 package netns
 
 import (
+	"path"
+	"slices"
+
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
@@ -48,8 +51,16 @@ func (InheritModifier) Modify(s *specs.Spec) error {
 // namespace's owning user namespace: a pod user namespace joining a
 // network namespace created elsewhere (containerd's CNI netns) cannot.
 // Native: the runtime knows "rro" (recursive read-only, runc >= 1.2);
-// runc 1.1 makes only the top mount read-only.
+// runc 1.1 makes only the top mount read-only. The host's sysfs is more
+// than a pod's own would show: the kernel filesystems mounted in it that
+// a pod has no use for are masked (HostOnlySysfs, through the runtime's
+// maskedPaths, which skips what does not exist).
 type SysfsModifier struct{ Native bool }
+
+// HostOnlySysfs are the paths below /sys where a host mounts kernel
+// filesystems of its own (LSM policy, debug and trace interfaces, BPF
+// pins, configfs, pstore, FUSE connections).
+var HostOnlySysfs = []string{"kernel/security", "kernel/debug", "kernel/tracing", "kernel/config", "fs/bpf", "fs/pstore", "fs/fuse/connections"}
 
 func (m SysfsModifier) Modify(s *specs.Spec) error {
 	for i := range s.Mounts {
@@ -60,7 +71,16 @@ func (m SysfsModifier) Modify(s *specs.Spec) error {
 		if m.Native {
 			opts = append(opts, "rro")
 		}
-		s.Mounts[i] = specs.Mount{Destination: s.Mounts[i].Destination, Type: "bind", Source: "/sys", Options: opts}
+		dest := s.Mounts[i].Destination
+		s.Mounts[i] = specs.Mount{Destination: dest, Type: "bind", Source: "/sys", Options: opts}
+		if s.Linux == nil {
+			s.Linux = &specs.Linux{}
+		}
+		for _, p := range HostOnlySysfs {
+			if p = path.Join(dest, p); !slices.Contains(s.Linux.MaskedPaths, p) {
+				s.Linux.MaskedPaths = append(s.Linux.MaskedPaths, p)
+			}
+		}
 	}
 	return nil
 }

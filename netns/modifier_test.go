@@ -67,13 +67,14 @@ func TestForeign(t *testing.T) {
 }
 
 // SysfsModifier turns every sysfs mount into a read-only bind of the
-// host's /sys, recursively read-only where the runtime knows "rro".
+// host's /sys, recursively read-only where the runtime knows "rro", and
+// masks the host's own kernel filesystems in it, once each.
 func TestSysfsModifier(t *testing.T) {
 	for _, native := range []bool{false, true} {
 		s := &specs.Spec{Mounts: []specs.Mount{
 			{Destination: "/proc", Type: "proc", Source: "proc"},
 			{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}},
-		}}
+		}, Linux: &specs.Linux{MaskedPaths: []string{"/proc/kcore", "/sys/fs/bpf"}}}
 		if err := (SysfsModifier{Native: native}).Modify(s); err != nil {
 			t.Fatal(err)
 		}
@@ -88,5 +89,14 @@ func TestSysfsModifier(t *testing.T) {
 		if !reflect.DeepEqual(s.Mounts, want) {
 			t.Errorf("native %v: mounts %v, want %v", native, s.Mounts, want)
 		}
+		masked := []string{"/proc/kcore", "/sys/fs/bpf", "/sys/kernel/security", "/sys/kernel/debug", "/sys/kernel/tracing", "/sys/kernel/config", "/sys/fs/pstore", "/sys/fs/fuse/connections"}
+		if !reflect.DeepEqual(s.Linux.MaskedPaths, masked) {
+			t.Errorf("native %v: masked paths %v, want %v", native, s.Linux.MaskedPaths, masked)
+		}
+	}
+	// No sysfs mount: nothing masked.
+	s := &specs.Spec{Linux: &specs.Linux{}}
+	if err := (SysfsModifier{}).Modify(s); err != nil || s.Linux.MaskedPaths != nil {
+		t.Errorf("no sysfs: %v, masked %v", err, s.Linux.MaskedPaths)
 	}
 }

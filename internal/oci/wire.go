@@ -35,13 +35,13 @@ type wireSpec struct {
 }
 
 // wireLinux: linux's namespaces, ID mappings, sysctls, cgroups path, mount
-// label and rootfs propagation are typed; the rest is kept as bytes.
+// label, rootfs propagation and masked paths are typed; the rest is kept as
+// bytes.
 type wireLinux struct {
 	specs.Linux
 	Resources     *rawMember `json:"resources,omitempty"`
 	Devices       *rawMember `json:"devices,omitempty"`
 	Seccomp       *rawMember `json:"seccomp,omitempty"`
-	MaskedPaths   *rawMember `json:"maskedPaths,omitempty"`
 	ReadonlyPaths *rawMember `json:"readonlyPaths,omitempty"`
 	IntelRdt      *rawMember `json:"intelRdt,omitempty"`
 	Personality   *rawMember `json:"personality,omitempty"`
@@ -73,7 +73,7 @@ func (m *rawMember) givenTwice() bool { return m != nil && m.twice }
 func (w *wireSpec) twice() bool {
 	members := []*rawMember{w.Process, w.Hooks, w.Solaris, w.Windows, w.VM, w.ZOS}
 	if l := w.Linux; l != nil {
-		members = append(members, l.Resources, l.Devices, l.Seccomp, l.MaskedPaths, l.ReadonlyPaths, l.IntelRdt, l.Personality, l.TimeOffsets)
+		members = append(members, l.Resources, l.Devices, l.Seccomp, l.ReadonlyPaths, l.IntelRdt, l.Personality, l.TimeOffsets)
 	}
 	for _, m := range members {
 		if m.givenTwice() {
@@ -213,8 +213,6 @@ func keptMemberSet(s *specs.Spec) string {
 		return "linux.devices"
 	case l.Seccomp != nil:
 		return "linux.seccomp"
-	case l.MaskedPaths != nil:
-		return "linux.maskedPaths"
 	case l.ReadonlyPaths != nil:
 		return "linux.readonlyPaths"
 	case l.IntelRdt != nil:

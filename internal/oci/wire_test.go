@@ -82,7 +82,7 @@ func TestEncodeKeepsUndecodedMembers(t *testing.T) {
 	}
 	for _, keys := range [][]string{
 		{"process"}, {"hooks"}, {"solaris"}, {"windows"}, {"vm"}, {"zos"},
-		{"linux", "resources"}, {"linux", "seccomp"}, {"linux", "devices"}, {"linux", "maskedPaths"},
+		{"linux", "resources"}, {"linux", "seccomp"}, {"linux", "devices"},
 		{"linux", "readonlyPaths"}, {"linux", "intelRdt"}, {"linux", "personality"}, {"linux", "timeOffsets"},
 	} {
 		var want bytes.Buffer
@@ -93,6 +93,14 @@ func TestEncodeKeepsUndecodedMembers(t *testing.T) {
 	}
 	if got := member(t, out, "linux", "namespaces"); got != `[{"type":"pid"},{"type":"user","path":"/u"}]` {
 		t.Errorf("linux.namespaces written as %s", got)
+	}
+	// Typed (netns.SysfsModifier adds to it): an edit is written.
+	doc.Spec.Linux.MaskedPaths = append(doc.Spec.Linux.MaskedPaths, "/sys/fs/bpf")
+	if out, _, err = doc.Encode(); err != nil {
+		t.Fatal(err)
+	}
+	if got := member(t, out, "linux", "maskedPaths"); got != `["/proc/kcore","/sys/fs/bpf"]` {
+		t.Errorf("linux.maskedPaths written as %s", got)
 	}
 }
 
@@ -155,7 +163,7 @@ func TestEncodeRefusesEditOfKeptMember(t *testing.T) {
 		{"process", func(s *specs.Spec) { s.Process = &specs.Process{Cwd: "/"} }},
 		{"hooks", func(s *specs.Spec) { s.Hooks = &specs.Hooks{} }},
 		{"linux.seccomp", func(s *specs.Spec) { s.Linux.Seccomp = &specs.LinuxSeccomp{} }},
-		{"linux.maskedPaths", func(s *specs.Spec) { s.Linux.MaskedPaths = []string{"/x"} }},
+		{"linux.readonlyPaths", func(s *specs.Spec) { s.Linux.ReadonlyPaths = []string{"/x"} }},
 		{"linux.timeOffsets", func(s *specs.Spec) { s.Linux.TimeOffsets = map[string]specs.LinuxTimeOffset{"boottime": {Secs: 1}} }},
 	}
 	for _, c := range cases {

@@ -370,6 +370,10 @@ uid_map_of() {
 		run -0 cexec $c grep " /sys " /proc/self/mountinfo
 		[[ "$output" == *" ro,"* ]]
 		cexec $c ls /sys/kernel >/dev/null
+		# The host's own kernel filesystems in it are masked (a tmpfs
+		# where it is a directory).
+		run -0 cexec $c grep " /sys/kernel/security " /proc/self/mountinfo
+		[[ "$output" == *" - tmpfs "* ]]
 	done
 	[ "$(jq -r '.mounts[] | select(.destination == "/sys") | .type' "$app/config.json")" = bind ]
 	version=$("$REAL_RUNC" --version | awk 'NR == 1 {print $3}')
