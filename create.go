@@ -321,21 +321,66 @@ type creation struct {
 
 // plan is what the container gets: every lookup, allocation, pin and
 // staging step of creation.plan records its result here and pushes its
-// undo, and the spec edits (mods) are values computed from those results.
-// The rest of the create only reads it: the modifiers edit the spec, start
-// starts runc as it says, and rollback undoes exactly what it took.
+// undo. The rest of the create only reads it: the spec edits are pure
+// functions of it (modifiers), start starts runc as it says, and rollback
+// undoes exactly what it took.
 type plan struct {
 	marker     *os.File       // the locked in-flight marker (package state)
 	poolUserns bool           // the pod's user namespace from the pool (c.want, unless a container:<ID> join takes its target's)
 	feat       *runc.Features // the real runtime's
 	stamp      *oci.Stamp     // the record of every edit, signed
-	mods       []modifier     // the spec edits, in order
 	pool       *pool.Pool     // the pool the container's range is from, if any
 	join       *nsjoin.Join   // a resolved container:<ID> reference
 	netjoin    netns.Record   // the network namespace runc starts in (planNetns)
 	netSysctls netns.Sysctls  // written into a foreign network namespace before runc starts (planNetns)
 	staging    bool           // the container directory is a StageDir (stageContainerDir)
 	undo       []func() error
+
+	// What the spec gets besides the stamp and the join's edits.
+	userns      *libuserns.Modifier           // the pod's user namespace (planUserns)
+	rootfs      string                        // the staged rootfs root.path points at (planUserns)
+	foreignNet  *foreignNet                   // a network namespace the pod's user namespace does not own (planNetns)
+	mounts      *mountPlan                    // the bind mounts' idmapping (planMounts)
+	lockedFlags libuserns.LockedFlagsModifier // the bind mounts' locked flags, for a pool user namespace
+}
+
+// foreignNet is what planNetns decided for a pod's network namespace that
+// its user namespace does not own.
+type foreignNet struct {
+	sysctls bool // the net.* sysctls leave the spec (netSysctls writes them)
+	enter   bool // the namespace leaves the spec (runc starts in it: netjoin)
+	native  bool // the runtime knows "rro" (the bind of /sys)
+}
+
+// modifiers are the spec edits the plan calls for, in order: the join's,
+// the user namespace and rootfs, the network namespace's, the mounts',
+// and last the stamp that records them.
+func (p *plan) modifiers() []modifier {
+	var mods []modifier
+	if p.join != nil {
+		for _, m := range p.join.Modifiers() {
+			mods = append(mods, m)
+		}
+	}
+	if p.userns != nil {
+		mods = append(mods, *p.userns, rootfsModifier(p.rootfs))
+	}
+	if n := p.foreignNet; n != nil {
+		if n.sysctls {
+			mods = append(mods, netns.SysctlModifier{})
+		}
+		if n.enter {
+			mods = append(mods, netns.InheritModifier{})
+		}
+		mods = append(mods, netns.SysfsModifier{Native: n.native})
+	}
+	if p.mounts != nil {
+		mods = append(mods, p.mounts.modifiers()...)
+	}
+	if p.lockedFlags != nil {
+		mods = append(mods, p.lockedFlags)
+	}
+	return append(mods, stampModifier{p.stamp})
 }
 
 // rollback undoes what the plan took, last first.
@@ -390,7 +435,7 @@ func (c *creation) do(doc *oci.Document) int {
 // apply edits the spec as the plan says, checks the result against the
 // plan's stamp and writes it back.
 func (c *creation) apply(doc *oci.Document) error {
-	for _, m := range c.p.mods {
+	for _, m := range c.p.modifiers() {
 		if err := m.Modify(doc.Spec); err != nil {
 			return err
 		}
@@ -470,8 +515,8 @@ func (c *creation) start(s *specs.Spec) int {
 
 // plan takes what the container needs from the outside world: the pod's
 // range, its pinned user namespace, the idmapped rootfs and bind mounts,
-// and records it in c.p, with the spec edits that follow from it. Each
-// step pushes its undo.
+// and records it in c.p, from which the spec edits follow
+// (plan.modifiers). Each step pushes its undo.
 func (c *creation) plan(s *specs.Spec) error {
 	feat, err := runc.ProbeSummary(c.runtime, c.cfg.StateDir)
 	if err != nil {
@@ -494,28 +539,25 @@ func (c *creation) plan(s *specs.Spec) error {
 	// A container:<ID> reference first: joining the target's PID namespace
 	// decides the user namespace too (the target's), and may rule out one
 	// from the pool.
-	mods, err := c.planJoin(s, stamp, feat)
-	if err != nil {
+	if err := c.planJoin(s, stamp, feat); err != nil {
 		return err
 	}
 	var pod []specs.LinuxIDMapping
 	var podNS *os.File
 	if c.p.poolUserns {
-		m, ns, err := c.planUserns(s, stamp, feat)
+		ns, err := c.planUserns(s, stamp, feat)
 		if err != nil {
 			return err
 		}
 		defer ns.Close()
-		mods, podNS = append(mods, m...), ns
-		pod = libuserns.PodMappings(stamp.HostID, stamp.Size)
+		podNS, pod = ns, libuserns.PodMappings(stamp.HostID, stamp.Size)
 	}
 	c.ph.Mark("rootfs")
-	m, err := c.planMounts(s, stamp, feat, pod, podNS)
-	if err != nil {
+	if err := c.planMounts(s, stamp, feat, pod, podNS); err != nil {
 		return err
 	}
 	if c.p.poolUserns {
-		m = append(m, libuserns.LockedFlagsModifier(libuserns.LockedFlags(s, c.bundle)))
+		c.p.lockedFlags = libuserns.LockedFlags(s, c.bundle)
 	}
 	fault.Point(fault.Staged)
 	c.ph.Mark("mounts")
@@ -524,34 +566,34 @@ func (c *creation) plan(s *specs.Spec) error {
 		return err
 	}
 	stamp.Sign(key)
-	c.p.stamp, c.p.mods = stamp, append(append(mods, m...), stampModifier{stamp})
+	c.p.stamp = stamp
 	return nil
 }
 
 // planUserns takes the pod's range and user namespace and stages the
 // idmapped rootfs.
-func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features) ([]modifier, *os.File, error) {
+func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features) (*os.File, error) {
 	owner := c.req.Pod.Owner
 	alloc, err := c.takeRange(owner, s)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	mapping := libuserns.PodMappings(alloc.HostID, alloc.Size)
 	ns, err := c.ensurePin(owner, alloc, mapping)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if c.req.Pod.Sandbox {
 		// What the pod's other containers must share (checkMembership).
 		// No fsync, as for the mapping file.
 		if err := oci.ReplaceFile(c.lay.PodCgroup(owner), []byte(oci.PodCgroup(cgroupsPath(s))+"\n"), 0o644); err != nil {
 			ns.Close()
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	if s.Root == nil || s.Root.Path == "" {
 		ns.Close()
-		return nil, nil, errors.New("spec has no root.path")
+		return nil, errors.New("spec has no root.path")
 	}
 	src := s.Root.Path
 	if !filepath.IsAbs(src) {
@@ -562,59 +604,58 @@ func (c *creation) planUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 	staged, err := c.stageRootfs(src, ns, int(alloc.HostID))
 	if err != nil {
 		ns.Close()
-		return nil, nil, err
+		return nil, err
 	}
 	stamp.Owner, stamp.HostID, stamp.Size = owner, alloc.HostID, alloc.Size
 	stamp.UsernsPath, stamp.Mappings = c.lay.Pin(owner), !feat.NativeIdmap
 	stamp.Rootfs, stamp.Staged = s.Root.Path, staged
-	userns := libuserns.Modifier{Path: stamp.UsernsPath}
+	c.p.userns, c.p.rootfs = &libuserns.Modifier{Path: stamp.UsernsPath}, staged
 	if stamp.Mappings {
-		userns.UID, userns.GID = mapping, mapping
+		c.p.userns.UID, c.p.userns.GID = mapping, mapping
 	}
-	mods := []modifier{userns, rootfsModifier(staged)}
-	m, err := c.planNetns(s, stamp, feat, ns, mapping)
-	if err != nil {
+	if err := c.planNetns(s, stamp, feat, ns, mapping); err != nil {
 		ns.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	return append(mods, m...), ns, nil
+	return ns, nil
 }
 
 // planNetns: a pool container that joins a network namespace its pod's
 // user namespace podNS does not own (a CNI netns) gets its net.* sysctls
 // written by the wrapper, sysfs as a bind of the host's, and, with runc <
 // 1.3, the namespace entered for runc instead of joined (package netns).
-func (c *creation) planNetns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features, podNS *os.File, mapping []specs.LinuxIDMapping) ([]modifier, error) {
+func (c *creation) planNetns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features, podNS *os.File, mapping []specs.LinuxIDMapping) error {
 	foreign, path, err := netns.Foreign(s, ownedBy(podNS))
 	if err != nil {
-		return nil, fmt.Errorf("network namespace %s: %w", path, err)
+		return fmt.Errorf("network namespace %s: %w", path, err)
 	}
 	if !foreign {
-		return nil, nil
+		return nil
 	}
-	var mods []modifier
+	n := &foreignNet{native: feat.NativeIdmap}
 	// runc, whatever its version, writes sysctls from inside the
 	// pod's user namespace, which cannot write them there.
 	if c.p.netSysctls, err = netns.PlanSysctls(s, path, mapping); err != nil {
-		return nil, fmt.Errorf("network namespace %s: %w", path, err)
+		return fmt.Errorf("network namespace %s: %w", path, err)
 	}
 	if c.p.netSysctls.Path != "" {
 		stamp.NetSysctls = c.p.netSysctls.Spec
 		c.log.Infof("container %s: joins network namespace %s, which the pod's user namespace does not own: runc-userns writes its network sysctls there before runc starts", c.id, path)
-		mods = append(mods, netns.SysctlModifier{})
+		n.sysctls = true
 	}
 	if feat.JoinsUsernsFirst {
 		// runc < 1.3 would join the pod's user namespace first and then
 		// lack the right to join this one: runIn.
 		if c.p.netjoin, err = writeNetjoin(c.lay, c.root, c.id, path); err != nil {
-			return nil, fmt.Errorf("network namespace %s: %w", path, err)
+			return fmt.Errorf("network namespace %s: %w", path, err)
 		}
 		stamp.Netns = path
 		c.log.Infof("container %s: runc %s cannot join network namespace %s after the pod's user namespace: runc-userns enters it for runc", c.id, feat.Version, path)
-		mods = append(mods, netns.InheritModifier{})
+		n.enter = true
 	}
 	c.log.Infof("container %s: joins network namespace %s, which the pod's user namespace does not own: sysfs becomes a read-only bind of the host's /sys", c.id, path)
-	return append(mods, netns.SysfsModifier{Native: feat.NativeIdmap}), nil
+	c.p.foreignNet = n
+	return nil
 }
 
 // writeNetjoin records the network namespace at path that container id of
@@ -697,10 +738,10 @@ func (c *creation) markInflight(p *pool.Pool) {
 // plain bind, logged and recorded; an explicit one fails the create. A
 // source that lies under an earlier mount of the spec is runc's to resolve
 // (laterSource).
-func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features, pod []specs.LinuxIDMapping, podNS *os.File) ([]modifier, error) {
+func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features, pod []specs.LinuxIDMapping, podNS *os.File) error {
 	cands, err := idmap.Candidates(s, pod, c.req.IdmapSkip)
 	if err != nil || len(cands) == 0 {
-		return nil, err
+		return err
 	}
 	namespaces := map[string]*os.File{}
 	defer func() {
@@ -731,7 +772,7 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 		}
 		if under := idmap.UnderEarlierMount(s, c.bundle, cd.Index); under != "" {
 			if err := c.laterSource(mm, s, stamp, feat, cd, src, under); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
@@ -742,28 +783,32 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 		switch {
 		case err == nil:
 		case errors.Is(err, idmap.ErrNoSource):
-			return nil, fmt.Errorf("mount %s: its source %s does not exist (no such file or directory): create it, or fix the mount's source", cd.Dest, src)
+			return fmt.Errorf("mount %s: its source %s does not exist (no such file or directory): create it, or fix the mount's source", cd.Dest, src)
 		case errors.Is(err, idmap.ErrUnsupported) && !cd.Explicit:
 			c.log.Warnf("container %s: bind mount %s stays a plain bind (not idmapped, files keep their host owners): %v", c.id, cd.Dest, err)
 			mm.skipped = append(mm.skipped, cd.Dest)
 		default:
-			return nil, fmt.Errorf("mount %s: %w", cd.Dest, err)
+			return fmt.Errorf("mount %s: %w", cd.Dest, err)
 		}
 	}
-	return mm.modifiers(), nil
+	c.p.mounts = mm
+	return nil
 }
 
 // mountPlan is what planMounts decided for the bind mounts.
 type mountPlan struct {
 	native         []idmap.Candidate // idmapped by the runtime
 	staged         map[int]string    // mount index -> its idmapped staging mount
-	moved          []modifier        // sources that follow the rootfs to its staging path
+	moved          []sourceModifier  // sources that follow the rootfs to its staging path
 	skipped        []string          // destinations left plain binds
 	mountsDirReady bool              // the staging directory of the bind mounts exists
 }
 
 func (mm *mountPlan) modifiers() []modifier {
-	mods := append([]modifier{idmap.NativeModifier{Candidates: mm.native}, idmap.StagedModifier{Staged: mm.staged}}, mm.moved...)
+	mods := []modifier{idmap.NativeModifier{Candidates: mm.native}, idmap.StagedModifier{Staged: mm.staged}}
+	for _, m := range mm.moved {
+		mods = append(mods, m)
+	}
 	if len(mm.skipped) > 0 {
 		mods = append(mods, annotationModifier{oci.AnnotationIdmapSkipped, strings.Join(mm.skipped, ",")})
 	}
@@ -1061,16 +1106,16 @@ func (m stampModifier) Modify(s *specs.Spec) error {
 // one (nsjoin): the target's PID namespace, and the user namespace that
 // owns it, which rules out one from the pool unless it is the very one
 // the pool gives. Its pins are mounts in the container directory.
-func (c *creation) planJoin(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features) ([]modifier, error) {
+func (c *creation) planJoin(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features) error {
 	if !nsjoin.Wanted(s, c.req.PIDNamespace) {
-		return nil, nil
+		return nil
 	}
 	if err := c.stageContainerDir(0); err != nil {
-		return nil, err
+		return err
 	}
 	join, err := nsjoin.Plan(s, c.joinRequest(s, feat), joinHost{c.app})
 	if err != nil || join == nil {
-		return nil, err
+		return err
 	}
 	c.p.join = join
 	c.p.undo = append(c.p.undo, join.Cleanup)
@@ -1081,11 +1126,7 @@ func (c *creation) planJoin(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features
 		// (undoStamp) and resolves the reference afresh.
 		stamp.UsernsPath = join.Userns()
 	}
-	mods := make([]modifier, 0, len(join.Modifiers()))
-	for _, m := range join.Modifiers() {
-		mods = append(mods, m)
-	}
-	return mods, nil
+	return nil
 }
 
 // joinRequest is nsjoin's view of this create: what its spec and
