@@ -483,6 +483,8 @@ killed_joiner() {
 
 @test "killed after a container:<ID> target's namespaces were pinned" {
 	killed_joiner k-joined
+	# Its pins of the target's namespaces are no one else's.
+	staging_unreachable k-joined
 	# delete --force of a container runc never had drops them.
 	run wrapper delete --force k-joined
 	[ -z "$(staging_mounts)" ] || fail "pins left: $(staging_mounts)"
