@@ -11,6 +11,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/runc-userns/runc-userns/internal/admin"
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/logging"
 	"github.com/runc-userns/runc-userns/internal/oci"
@@ -87,6 +88,27 @@ func (a *app) version() int {
 	}
 	fmt.Fprintf(w, "runc-userns: %s (real runtime %s)\n", version, a.runtime)
 	w.Flush()
+	return 0
+}
+
+// help prints runc's help unchanged, then what runc-userns adds (its own
+// commands and annotations), for --help, -h and help without a topic.
+func (a *app) help() int {
+	cmd := exec.Command(a.runtime, a.inv.Args...)
+	cmd.Args[0] = runc.Argv0(a.inv.Argv0, a.runtime)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	err := cmd.Run()
+	os.Stdout.Write(out.Bytes())
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		return a.fail(fmt.Errorf("%s --help: %w", a.runtime, err))
+	}
+	os.Stdout.WriteString(admin.HelpTail([]string{
+		oci.AnnotationUserns + "=auto|host", oci.AnnotationPIDNamespace + "=container:<ID>", oci.AnnotationIdmapSkip + "=<path>,...",
+	}))
 	return 0
 }
 

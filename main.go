@@ -55,6 +55,8 @@ func dispatch(argv []string) int {
 	switch {
 	case inv.Version && inv.Command == "":
 		return a.version()
+	case inv.Help && inv.Command == "" || inv.Command == "help" && len(inv.Args) > 0 && inv.Args[len(inv.Args)-1] == "help":
+		return a.help()
 	case inv.Creates() && inv.Scanned:
 		return a.create()
 	case inv.Creates() && inv.UnknownFlag != "":

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -32,6 +33,28 @@ func Run(argv []string) int {
 		return 1
 	}
 	return 0
+}
+
+// HelpTail is what runc-userns adds after runc's own --help: its commands
+// (from the same definitions Run uses), its annotations and where to read
+// more.
+func HelpTail(annotations []string) string {
+	var b strings.Builder
+	b.WriteString("\nRUNC-USERNS:\n   Every command above is the real runc's. runc-userns adds:\n")
+	w := tabwriter.NewWriter(&b, 0, 8, 3, ' ', 0)
+	for _, c := range newApp().Commands {
+		if len(c.Subcommands) == 0 {
+			fmt.Fprintf(w, "   runc-userns %s %s\t%s\n", c.Name, c.ArgsUsage, c.Usage)
+			continue
+		}
+		for _, sc := range c.Subcommands {
+			fmt.Fprintf(w, "   runc-userns %s %s %s\t%s\n", c.Name, sc.Name, sc.ArgsUsage, sc.Usage)
+		}
+	}
+	w.Flush()
+	fmt.Fprintf(&b, "   Pod annotations: %s\n", strings.Join(annotations, ", "))
+	b.WriteString("   Configuration, annotations and what each does: README.md of runc-userns.\n")
+	return b.String()
 }
 
 func newApp() *cli.App {

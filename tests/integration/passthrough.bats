@@ -215,7 +215,7 @@ two_containers() {
 	diff -u <(normalise_time <"$TESTDIR/runc-ok.log") <(normalise_time <"$TESTDIR/wrapper-ok.log")
 }
 
-@test "--version: runc's lines unchanged, then exactly one line of ours" {
+@test "--version: runc's lines unchanged, then exactly one line of ours; --help: runc's, then what runc-userns adds" {
 	for argv in "--version" "-v" "--root $RUNC_ROOT --version" "--version=true"; do
 		# shellcheck disable=SC2086 # split on purpose
 		capture runc "$REAL_RUNC" $argv
@@ -228,9 +228,26 @@ two_containers() {
 		diff -u "$TESTDIR/runc.out" <(head -n -1 "$TESTDIR/wrapper.out")
 		tail -n 1 "$TESTDIR/wrapper.out" | grep -q '^runc-userns: '
 	done
-	# --help is runc's (it names the real runc's version).
-	same_as_runc_argv --help
-	same_as_runc_argv help
+	# --help is runc's (it names the real runc's version), then what
+	# runc-userns adds: its commands, its annotations, where to read more.
+	for argv in --help -h help "--root $RUNC_ROOT help"; do
+		# shellcheck disable=SC2086 # split on purpose
+		capture runc as_argv0 "$WRAPPER" "$REAL_RUNC" $argv
+		# shellcheck disable=SC2086
+		capture wrapper "$WRAPPER" $argv
+		[ "$(cat "$TESTDIR/wrapper.rc")" = 0 ]
+		cmp "$TESTDIR/runc.err" "$TESTDIR/wrapper.err"
+		n=$(wc -l <"$TESTDIR/runc.out")
+		[ "$n" -gt 20 ]
+		diff -u "$TESTDIR/runc.out" <(head -n "$n" "$TESTDIR/wrapper.out")
+		tail -n +$((n + 1)) "$TESTDIR/wrapper.out" >"$TESTDIR/ours"
+		grep -q '^RUNC-USERNS:$' "$TESTDIR/ours"
+		grep -q '^   runc-userns pool gc ' "$TESTDIR/ours"
+		grep -q '^   runc-userns doctor \[PATH...\] ' "$TESTDIR/ours"
+		grep -q 'runc-userns.io/userns=auto|host' "$TESTDIR/ours"
+	done
+	# Help on one of runc's commands is runc's alone.
+	same_as_runc_argv help state
 	same_as_runc_argv state --help
 	same_as_runc_argv create --help
 	same_as_runc_argv delete -h
