@@ -1,13 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/sirupsen/logrus"
 
@@ -70,30 +70,29 @@ func (a *app) run() int {
 // version prints runc's version lines unchanged (containerd parses them)
 // and one line of ours.
 func (a *app) version() int {
-	cmd := exec.Command(a.runtime, a.inv.Args...)
-	cmd.Args[0] = runc.Argv0(a.inv.Argv0, a.runtime)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, os.Stderr
-	err := cmd.Run()
-	os.Stdout.Write(out.Bytes())
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode()
+	return a.runThenAdd(func(out []byte) string {
+		nl := ""
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			nl = "\n"
 		}
-		return a.fail(fmt.Errorf("%s --version: %w", a.runtime, err))
-	}
-	w := bufio.NewWriter(os.Stdout)
-	if out.Len() > 0 && out.Bytes()[out.Len()-1] != '\n' {
-		w.WriteByte('\n')
-	}
-	fmt.Fprintf(w, "runc-userns: %s (real runtime %s)\n", version, a.runtime)
-	w.Flush()
-	return 0
+		return fmt.Sprintf("%srunc-userns: %s (real runtime %s)\n", nl, version, a.runtime)
+	})
 }
 
 // help prints runc's help unchanged, then what runc-userns adds (its own
 // commands and annotations), for --help, -h and help without a topic.
 func (a *app) help() int {
+	return a.runThenAdd(func([]byte) string {
+		return admin.HelpTail([]string{
+			oci.AnnotationUserns + "=auto|host", oci.AnnotationPIDNamespace + "=container:<ID>", oci.AnnotationIdmapSkip + "=<path>,...",
+		})
+	})
+}
+
+// runThenAdd runs runc with argv untouched as a child, prints its stdout
+// unchanged and, if it succeeded, what more(that output) says; runc's
+// exit status is ours.
+func (a *app) runThenAdd(more func(out []byte) string) int {
 	cmd := exec.Command(a.runtime, a.inv.Args...)
 	cmd.Args[0] = runc.Argv0(a.inv.Argv0, a.runtime)
 	var out bytes.Buffer
@@ -104,11 +103,9 @@ func (a *app) help() int {
 		if ee, ok := err.(*exec.ExitError); ok {
 			return ee.ExitCode()
 		}
-		return a.fail(fmt.Errorf("%s --help: %w", a.runtime, err))
+		return a.fail(fmt.Errorf("%s %s: %w", a.runtime, strings.Join(a.inv.Args, " "), err))
 	}
-	os.Stdout.WriteString(admin.HelpTail([]string{
-		oci.AnnotationUserns + "=auto|host", oci.AnnotationPIDNamespace + "=container:<ID>", oci.AnnotationIdmapSkip + "=<path>,...",
-	}))
+	os.Stdout.WriteString(more(out.Bytes()))
 	return 0
 }
 
