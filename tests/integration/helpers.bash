@@ -8,6 +8,10 @@ bats_require_minimum_version 1.5.0
 # From this file, not the test file: bench/cri.bats loads it too.
 ROOT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 WRAPPER=$ROOT_DIR/bin/runc-userns
+# The same program with the fault switches (RUNC_USERNS_TEST_KILL_AT and
+# _STOP_AT, internal/fault), built with the tag faults by make build-faults;
+# $WRAPPER has none.
+FAULTS_WRAPPER=$ROOT_DIR/bin/runc-userns-faults
 REAL_RUNC=${REAL_RUNC:-/usr/sbin/runc}
 # A test pool far from any real user: 64 slots of 65536 from 3221225472.
 POOL_BASE=3221225472
@@ -19,6 +23,8 @@ requires() {
 	for f in "$@"; do
 		case $f in
 		root) [ "$(id -u)" = 0 ] || skip "test requires root" ;;
+		# Not a skip: a missing test binary would hide the fault tests.
+		faults) [ -x "$FAULTS_WRAPPER" ] || fail "$FAULTS_WRAPPER missing: make build-faults" ;;
 		*) fail "requires: unknown feature $f" ;;
 		esac
 	done
