@@ -87,7 +87,8 @@ wrapper_ok() {
 	[ "$(sha256sum <"$b/config.json")" = "$sum" ]
 	{ ls -lA --time-style=full-iso "$b"; stat -c %y "$b"; } | diff -u "$TESTDIR/bundle.before" -
 	# Nothing of ours was created for it.
-	[ ! -e "$STATE_DIR/pool.d" ] && [ ! -e "$STATE_DIR/pool.json" ]
+	[ ! -e "$STATE_DIR/pool.d" ]
+	[ ! -e "$STATE_DIR/pool.json" ]
 	[ -z "$(cd "$STATE_DIR" 2>/dev/null && find pods containers -mindepth 1 2>/dev/null)" ]
 }
 
@@ -213,12 +214,13 @@ fd_list() {
 expected_fallback() {
 	local p
 	for p in /usr/local/sbin/runc /usr/local/bin/runc /usr/sbin/runc /usr/bin/runc /sbin/runc /bin/runc; do
-		[ -x "$p" ] && [ ! "$p" -ef "$WRAPPER" ] && {
+		if [ -x "$p" ] && [ ! "$p" -ef "$WRAPPER" ]; then
 			echo "$p"
-			return
-		}
+			return 0
+		fi
 	done
 	fail "no runc in the fallback paths"
+	return 1
 }
 
 @test "no runtime configured, PATH has only a runc that is the wrapper: it skips itself" {
@@ -342,7 +344,8 @@ wait_exit() {
 	allocated=$(echo "$output" | jq -r '.[0].allocated')
 	[[ "$allocated" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$ ]]
 	t=$(date -d "$allocated" +%s)
-	[ "$t" -ge $((before - 1)) ] && [ "$t" -le $(($(date +%s) + 1)) ]
+	[ "$t" -ge $((before - 1)) ]
+	[ "$t" -le $(($(date +%s) + 1)) ]
 }
 
 @test "an admin verb after runc's global flags: our error, not runc's" {

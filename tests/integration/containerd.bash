@@ -178,7 +178,7 @@ ctr() { command ctr --address "$D/containerd.sock" "$@"; }
 pod_config() {
 	jq -n --arg name "$1" --arg uid "$1-$BATS_TEST_NUMBER" --arg logs "$D/logs" --argjson ann "${2:-{\}}" \
 		--arg cg "$CG_PARENT" '{metadata: {name: $name, namespace: "default", uid: $uid, attempt: 0},
-		hostname: $name, log_directory: $logs, annotations: $ann, linux: {cgroup_parent: $cg}}' >"$D/$1.pod.json"
+		hostname: $name, log_directory: $logs, annotations: $ann, linux: {cgroup_parent: $cg}}' >"$D/$1.pod.json" || return 1
 	echo "$D/$1.pod.json"
 }
 
@@ -186,7 +186,7 @@ pod_config() {
 ctr_config() {
 	jq -n --arg name "$1" --argjson args "$2" --arg vol "$D/vol" \
 		'{metadata: {name: $name}, image: {image: "localhost/busybox:test"}, command: $args,
-		log_path: ($name + ".log"), linux: {}} | '"${3:-.}" >"$D/$1.ctr.json"
+		log_path: ($name + ".log"), linux: {}} | '"${3:-.}" >"$D/$1.ctr.json" || return 1
 	echo "$D/$1.ctr.json"
 }
 
@@ -195,22 +195,23 @@ runp() {
 	local cfg id
 	cfg=$(pod_config "$@") || return
 	id=$(crictl runp "$cfg") || return
-	note_pod "$id"
+	note_pod "$id" || return
 	echo "$id"
 }
 
 # note_pod ID: note a pod's ID and network namespace for teardown_file,
 # which removes what containerd leaves of them.
 note_pod() {
-	echo "$1" >>"$D/pods.list"
+	echo "$1" >>"$D/pods.list" || return 1
 	crictl inspectp "$1" | jq -r '.info.runtimeSpec.linux.namespaces[] | select(.type == "network") | .path // empty' >>"$D/netns.list"
 }
 
 # run_ctr POD-ID POD-NAME NAME ARGS-JSON [EXTRA-JQ]: create and start a
 # container in the pod, print its ID.
 run_ctr() {
-	local id
-	id=$(crictl create "$1" "$(ctr_config "$3" "$4" "${5:-.}")" "$D/$2.pod.json") || return
+	local id cfg
+	cfg=$(ctr_config "$3" "$4" "${5:-.}") || return
+	id=$(crictl create "$1" "$cfg" "$D/$2.pod.json") || return
 	crictl start "$id" >/dev/null || return
 	echo "$id"
 }

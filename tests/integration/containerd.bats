@@ -58,8 +58,10 @@ staged_mounts() { awk -v d="$D/state/containers/" 'index($5, d) == 1 {print $5}'
 	a2=$(run_ctr "$pod" p1 app2 '["sleep", "3600"]')
 	want=$(sandbox_uidmap "$pod")
 	read -r inside host size <<<"$want"
-	[ "$inside" = 0 ] && [ "$size" = 65536 ]
-	[ "$host" -ge "$POOL_BASE" ] && [ "$host" -lt $((POOL_BASE + 131072)) ]
+	[ "$inside" = 0 ]
+	[ "$size" = 65536 ]
+	[ "$host" -ge "$POOL_BASE" ]
+	[ "$host" -lt $((POOL_BASE + 131072)) ]
 	[ "$(uidmap "$a1")" = "$want" ]
 	[ "$(uidmap "$a2")" = "$want" ]
 	[ "$(crictl exec "$a1" id -u):$(crictl exec "$a1" id -g)" = 0:0 ]

@@ -39,6 +39,7 @@ kill_at() {
 	# runc create may still be running when the wrapper died: let it end
 	# (containerd, too, deletes only after create returned).
 	for _ in $(seq 100); do pgrep -f -- "create --bundle $b $id\$" >/dev/null || break; sleep 0.1; done
+	! pgrep -f -- "create --bundle $b $id\$" >/dev/null || fail "runc create of $id still runs 10 s after the kill at $step"
 }
 
 # nothing_left STEP: no staging mount, pool entry, pod dir, pin or
@@ -102,7 +103,7 @@ killed_create() {
 	local step=$1 b
 	b=$(pooled_bundle "k-$step")
 	kill_at "$step" "k-$step" "$b"
-	run wrapper delete --force "k-$step"
+	run -0 wrapper delete --force "k-$step"
 	nothing_left "$step"
 	# The next create of the same bundle works (under a new ID: this VM's
 	# PID 1 does not reap orphans, and runc refuses a cgroup that still
@@ -456,7 +457,7 @@ killed_joiner() {
 @test "killed after a container:<ID> target's namespaces were pinned" {
 	killed_joiner k-joined
 	# delete --force of a container runc never had drops them.
-	run wrapper delete --force k-joined
+	run -0 wrapper delete --force k-joined
 	[ -z "$(staging_mounts)" ] || fail "pins left: $(staging_mounts)"
 	[ -z "$(ls "$STATE_DIR/containers/"*/k-joined 2>/dev/null)" ] || fail "container dir left"
 	# The target keeps its range; the next create joins it, and keeps no
@@ -477,7 +478,7 @@ killed_joiner() {
 	[ -z "$(staging_mounts)" ] || fail "pins left after gc: $(staging_mounts)"
 	[ "$(pool_json | jq -r '[.[].owner] | join(",")')" = target ]
 	cexec target true
-	run wrapper delete --force g-joined
+	run -0 wrapper delete --force g-joined
 	[ -z "$(ls "$STATE_DIR/containers/"*/g-joined 2>/dev/null)" ] || fail "container dir left"
 	wrapper delete --force target
 	[ "$(pool_json | jq length)" = 0 ]
