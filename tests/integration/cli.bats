@@ -194,15 +194,17 @@ fd_list() {
 @test "a config whose runtime is the wrapper itself is refused" {
 	b=$(setup_bundle c1)
 	ln -s "$WRAPPER" "$TESTDIR/runc"
-	# A hard link is the same file too (when the test dir is on the same
-	# filesystem as the wrapper).
-	ln "$WRAPPER" "$TESTDIR/hardlink" 2>/dev/null || true
-	for rt in "$WRAPPER" "$TESTDIR/runc" "$TESTDIR/hardlink"; do
-		[ -e "$rt" ] || continue
+	# A hard link is the same file too. One of the wrapper itself needs the
+	# test dir on the wrapper's filesystem: a copy in the test dir, run as
+	# the wrapper, and a hard link of it beside it, on any filesystem.
+	cp "$WRAPPER" "$TESTDIR/wrapper-copy"
+	ln "$TESTDIR/wrapper-copy" "$TESTDIR/hardlink"
+	for case in "$WRAPPER:$WRAPPER" "$WRAPPER:$TESTDIR/runc" "$TESTDIR/wrapper-copy:$TESTDIR/hardlink"; do
+		self=${case%%:*} rt=${case#*:}
 		write_config "$(jq -n --arg rt "$rt" '{runtime: $rt}')"
 		for argv in "state c1" "create --bundle $b c1" "delete c1" "--version" "features"; do
 			# shellcheck disable=SC2086 # split on purpose
-			run -1 --separate-stderr wrapper $argv
+			run -1 --separate-stderr "$self" --root "$RUNC_ROOT" $argv
 			[[ "$stderr" == *"refusing to run runc-userns as the real runc"* ]]
 			[[ "$stderr" == *"$rt"* ]]
 		done
@@ -349,12 +351,18 @@ wait_exit() {
 }
 
 @test "an admin verb after runc's global flags: our error, not runc's" {
-	before=$(fake_runc_calls)
+	# The runtime is the fake runc, which records every call: none may come.
+	use_fake_runc
 	for verb in pool doctor; do
 		run -1 --separate-stderr "$WRAPPER" --root "$RUNC_ROOT" --debug "$verb" ls
 		[[ "$stderr" == *"$verb is runc-userns's own command, not runc's"*"run \`runc-userns $verb ...\`"* ]]
 	done
-	[ "$(fake_runc_calls)" = "$before" ]
+	[ "$(fake_runc_calls)" = 0 ]
+	[ ! -e "$FAKE_RUNC_LOG" ]
+	# The check can fail: the same global flags before a runc command do
+	# reach the fake runc.
+	run -0 "$WRAPPER" --root "$RUNC_ROOT" --debug list
+	[ "$(fake_runc_calls)" = 1 ]
 }
 
 @test "pool ls: a header, then one line per range" {

@@ -61,10 +61,20 @@ state_snapshot() {
 }
 
 @test "doctor PATH on ext4: idmapped mounts supported" {
-	[ "$(findmnt -n -o FSTYPE -T "$TESTDIR")" = ext4 ] || skip "$TESTDIR is on $(findmnt -n -o FSTYPE -T "$TESTDIR"), not ext4"
-	doctor_json 0 "$TESTDIR"
+	# An ext4 of the test's own (a loop file), whatever the test dir is on
+	# (tmpfs, overlay); unmounted here, or by teardown_env on a failure (a
+	# loop mount's device goes with its last unmount).
+	truncate -s 32M "$TESTDIR/ext4.img"
+	mkfs.ext4 -q -F "$TESTDIR/ext4.img"
+	mkdir "$TESTDIR/ext4"
+	mount -o loop "$TESTDIR/ext4.img" "$TESTDIR/ext4"
+	[ "$(findmnt -n -o FSTYPE -T "$TESTDIR/ext4")" = ext4 ]
+	run --separate-stderr "$WRAPPER" doctor --json "$TESTDIR/ext4"
+	umount "$TESTDIR/ext4"
+	# After the unmount, so that a failure leaves no mount behind.
+	[ "$status" = 0 ]
 	echo "$output" | jq -e '.ok == true'
-	check "path $TESTDIR" | jq -e '.status == "ok" and .detail == "ext4: idmapped mounts supported"'
+	check "path $TESTDIR/ext4" | jq -e '.status == "ok" and .detail == "ext4: idmapped mounts supported"'
 }
 
 @test "doctor PATH on tmpfs: supported from Linux 6.3" {

@@ -333,7 +333,8 @@ uid_map_of() {
 	start_container "$b" envless
 	[ "$(pool_json | jq length)" = 1 ]
 	run -0 envless_wrapper kill envless KILL
-	sleep 0.2
+	# Not a sleep: the init is dead once runc says so.
+	wait_status envless stopped
 	run -0 envless_wrapper delete --force envless
 	[ "$(pool_json | jq length)" = 0 ]
 	[ ! -e "$STATE_DIR/pods/envless" ]
