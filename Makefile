@@ -37,7 +37,7 @@ CONTAINERD17 := $(CACHE)/containerd-$(CONTAINERD17_VERSION)
 CONTAINERD2_VERSION ?= v2.2.9
 CONTAINERD2 := $(CACHE)/containerd-$(CONTAINERD2_VERSION)
 
-.PHONY: all build build-faults install demo test unit integration integration-runc11 integration-upstream integration-containerd fuzz bench deps deps-upstream deps-crictl deps-containerd lint clean help
+.PHONY: all build build-faults lint-bats install demo test unit integration integration-runc11 integration-upstream integration-containerd fuzz bench deps deps-upstream deps-crictl deps-containerd lint clean help
 
 all: build ## Build bin/runc-userns (default)
 
@@ -73,7 +73,7 @@ test: deps deps-upstream deps-crictl deps-containerd build build-faults ## Every
 	$(MAKE) unit fuzz integration
 	./hack/hostcheck.sh check $(CACHE)/hostcheck.before
 
-unit: ## go vet, unit tests with the race detector (glibc), and the packages with C in them again against musl
+unit: lint-bats ## go vet, unit tests with the race detector (glibc), and the packages with C in them again against musl; the bats lint
 	$(GO) vet ./...
 	$(GO) vet -tags faults ./internal/fault/
 	@# Not tee /dev/stderr: when stderr is a file, tee reopens it with O_TRUNC
@@ -84,6 +84,10 @@ unit: ## go vet, unit tests with the race detector (glibc), and the packages wit
 	@# The race detector needs glibc: the packages with C in them run
 	@# again against the C library the binary has.
 	CC=$(BUILD_CC) $(GO) test -count=1 -tags $(BUILDTAGS) $$($(GO) list -tags $(BUILDTAGS) -f '{{if .CgoFiles}}{{.ImportPath}}{{end}}' ./...)
+
+lint-bats: ## The bats suites' lint (hack/lint-bats.sh: holes in set -e, run without a status check, bare wait, unlocal loop variables), and its own tests
+	bats tests/lint
+	./hack/lint-bats.sh tests/integration/*.bats tests/integration/*.bash tests/lint/*.bats bench/*.bats
 
 bench: deps deps-upstream deps-crictl build ## Benchmarks against plain runc: bench/results/<time>.md and .jsonl (BENCH_N rounds, default 40)
 	BUILD_CC=$(BUILD_CC) ./hack/bench.sh
