@@ -5,6 +5,9 @@ PREFIX      ?= /usr/local
 VERSION     := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X main.version=$(VERSION)
 BIN         := bin/runc-userns
+# The same program with the fault switches of internal/fault (build tag
+# faults), for the bats fault tests only: make install never installs it.
+BIN_FAULTS  := bin/runc-userns-faults
 # urfave_cli_no_docs: leave out urfave/cli's man-page generator (blackfriday),
 # whose package initialisers run on every call, pass-through included.
 # cgo for libuserns's user namespace holder (a CLONE_VM child, which Go
@@ -34,13 +37,17 @@ CONTAINERD17 := $(CACHE)/containerd-$(CONTAINERD17_VERSION)
 CONTAINERD2_VERSION ?= v2.2.9
 CONTAINERD2 := $(CACHE)/containerd-$(CONTAINERD2_VERSION)
 
-.PHONY: all build install demo test unit integration integration-runc11 integration-upstream integration-containerd fuzz bench deps deps-upstream deps-crictl deps-containerd lint clean help
+.PHONY: all build build-faults lint-bats install demo test unit integration integration-runc11 integration-upstream integration-containerd fuzz bench deps deps-upstream deps-crictl deps-containerd lint clean help
 
 all: build ## Build bin/runc-userns (default)
 
 build: ## Build bin/runc-userns
 	@command -v $(BUILD_CC) >/dev/null || { echo "build: $(BUILD_CC) not found: make deps installs it (Debian's musl-tools), or make BUILD_CC=gcc links glibc" >&2; exit 1; }
 	CC=$(BUILD_CC) CGO_ENABLED=1 $(GO) build -tags $(BUILDTAGS) -trimpath -ldflags '$(LDFLAGS) -extldflags "-static"' -o $(BIN) .
+
+build-faults: ## Build bin/runc-userns-faults: bin/runc-userns plus the fault switches (RUNC_USERNS_TEST_KILL_AT/_STOP_AT), for the fault tests; never installed
+	@command -v $(BUILD_CC) >/dev/null || { echo "build-faults: $(BUILD_CC) not found: make deps installs it (Debian's musl-tools), or make BUILD_CC=gcc links glibc" >&2; exit 1; }
+	CC=$(BUILD_CC) CGO_ENABLED=1 $(GO) build -tags $(BUILDTAGS),faults -trimpath -ldflags '$(LDFLAGS) -extldflags "-static"' -o $(BIN_FAULTS) .
 
 install: build ## Install the binary in $(PREFIX)/bin
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/runc-userns
@@ -61,20 +68,26 @@ deps-containerd: ## Build containerd 1.7 and 2 into .cache for more passes of th
 demo: deps build ## Run a busybox container in a pool user namespace and show what it sees
 	./hack/demo.sh $(BIN)
 
-test: deps deps-upstream deps-crictl deps-containerd build ## Everything: vet, unit tests with -race, short fuzzing, bats with runc 1.1.5 and upstream runc, the containerd suite again under containerd 1.7 and 2; fails if they left the host changed
+test: deps deps-upstream deps-crictl deps-containerd build build-faults ## Everything: vet, unit tests with -race, short fuzzing, bats with runc 1.1.5 and upstream runc, the containerd suite again under containerd 1.7 and 2; fails if they left the host changed
 	./hack/hostcheck.sh save $(CACHE)/hostcheck.before
 	$(MAKE) unit fuzz integration
 	./hack/hostcheck.sh check $(CACHE)/hostcheck.before
 
-unit: ## go vet, unit tests with the race detector (glibc), and the packages with C in them again against musl
+unit: lint-bats ## go vet, unit tests with the race detector (glibc), and the packages with C in them again against musl; the bats lint
 	$(GO) vet ./...
+	$(GO) vet -tags faults ./internal/fault/
 	@# Not tee /dev/stderr: when stderr is a file, tee reopens it with O_TRUNC
 	@# and wipes the log of everything before (deps, builds) in CI.
 	@out=$$(gofmt -l .); test -z "$$out" || { echo "$$out"; echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -tags faults ./internal/fault/
 	@# The race detector needs glibc: the packages with C in them run
 	@# again against the C library the binary has.
 	CC=$(BUILD_CC) $(GO) test -count=1 -tags $(BUILDTAGS) $$($(GO) list -tags $(BUILDTAGS) -f '{{if .CgoFiles}}{{.ImportPath}}{{end}}' ./...)
+
+lint-bats: ## The bats suites' lint (hack/lint-bats.sh: holes in set -e, run without a status check, bare wait, unlocal loop variables), and its own tests
+	bats tests/lint
+	./hack/lint-bats.sh tests/integration/*.bats tests/integration/*.bash tests/lint/*.bats bench/*.bats
 
 bench: deps deps-upstream deps-crictl build ## Benchmarks against plain runc: bench/results/<time>.md and .jsonl (BENCH_N rounds, default 40)
 	BUILD_CC=$(BUILD_CC) ./hack/bench.sh
@@ -84,10 +97,10 @@ fuzz: ## Run every fuzz target for $(FUZZTIME) (executions, or a duration such a
 
 integration: integration-runc11 integration-upstream integration-containerd ## bats end-to-end suites against both runcs, and the containerd suite under containerd 1.7 and 2
 
-integration-runc11: build deps-crictl ## bats suites against Debian's runc 1.1.5
+integration-runc11: build build-faults deps-crictl ## bats suites against Debian's runc 1.1.5
 	REAL_RUNC=/usr/sbin/runc bats --print-output-on-failure tests/integration
 
-integration-upstream: build deps-crictl ## bats suites against upstream runc ($(RUNC_UPSTREAM_VERSION))
+integration-upstream: build build-faults deps-crictl ## bats suites against upstream runc ($(RUNC_UPSTREAM_VERSION))
 	REAL_RUNC=$(RUNC_UPSTREAM) bats --print-output-on-failure tests/integration
 
 integration-containerd: build deps-upstream deps-crictl deps-containerd ## the containerd suite under containerd $(CONTAINERD17_VERSION) (runc 1.1.5) and $(CONTAINERD2_VERSION) (runc 1.1.5, upstream runc)

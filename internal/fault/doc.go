@@ -14,11 +14,13 @@
 // pool, its pin not yet dropped). A step a call does not take is never
 // reached: the variable then does nothing.
 //
-// The switches are for tests, but they are read by the production binary
-// too (there is no build tag): anyone who sets the wrapper's environment
-// can stop or kill it at these steps, which is no more than such a caller
-// can do with kill(1), and the tests check that a delete or `pool gc`
-// cleans up after a kill at each step. Without the variables, Point costs
-// two getenvs. It writes nothing to disk. Kernel requirement: kill(2) of
-// the process itself.
+// The switches exist only in a binary built with the build tag "faults"
+// (make build-faults: bin/runc-userns-faults, which the bats fault tests
+// run and nothing installs). Without the tag, Point is an empty function
+// and neither variable is read: the production binary's path is the same
+// whether or not a caller sets them, and the variables' names are not in
+// it (faults.bats checks both). Enabled says which build this is.
+//
+// With the tag, Point costs two getenvs and writes nothing to disk.
+// Kernel requirement: kill(2) of the process itself.
 package fault

@@ -1,11 +1,7 @@
 package fault
 
-import (
-	"os"
-	"syscall"
-)
-
-// EnvKillAt names the step to die at; EnvStopAt the step to stop at.
+// EnvKillAt names the step to die at; EnvStopAt the step to stop at. Only
+// a build with the tag "faults" reads them.
 const (
 	EnvKillAt = "RUNC_USERNS_TEST_KILL_AT"
 	EnvStopAt = "RUNC_USERNS_TEST_STOP_AT"
@@ -22,14 +18,3 @@ const (
 
 	Released = "released" // delete: the pod's range is back in the pool, its pin not yet dropped
 )
-
-// Point dies or stops here if the test asked for it.
-func Point(step string) {
-	if os.Getenv(EnvKillAt) == step {
-		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-		select {} // the signal is on its way
-	}
-	if os.Getenv(EnvStopAt) == step {
-		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
-	}
-}

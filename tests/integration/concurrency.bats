@@ -14,20 +14,26 @@ teardown() {
 }
 
 @test "64 pods created in parallel: 64 disjoint ranges, all run, all deletes return every range" {
-	local n=64 i pid want
+	local n=64 i pid want pids
 	[ "$POOL_SLOTS" -ge "$n" ] || fail "POOL_SLOTS=$POOL_SLOTS: this test needs $n"
 	for i in $(seq 1 $n); do
 		b=$(pooled_bundle "p$i")
 	done
+	pids=()
 	for i in $(seq 1 $n); do
 		wrapper create --bundle "$TESTDIR/p$i" "p$i" </dev/null >/dev/null 2>"$TESTDIR/p$i.err" &
+		pids+=($!)
 	done
-	wait
+	wait_pids "${pids[@]}" || fail "creates: $(cat "$TESTDIR"/p*.err)"
 	for i in $(seq 1 $n); do
 		[ ! -s "$TESTDIR/p$i.err" ] || fail "create p$i: $(cat "$TESTDIR/p$i.err")"
 	done
-	for i in $(seq 1 $n); do wrapper start "p$i" & done
-	wait
+	pids=()
+	for i in $(seq 1 $n); do
+		wrapper start "p$i" &
+		pids+=($!)
+	done
+	wait_pids "${pids[@]}"
 	run -0 pool_json
 	local pool=$output
 	[ "$(jq length <<<"$pool")" = $n ] || fail "pool: $pool"
@@ -43,8 +49,12 @@ teardown() {
 		want=$(jq -r ".[] | select(.owner == \"p$i\") | .hostID" <<<"$pool")
 		[ "$(stat -c %u "/proc/$pid")" = "$want" ] || fail "p$i runs as $(stat -c %u "/proc/$pid"), its range starts at $want"
 	done
-	for i in $(seq 1 $n); do wrapper delete --force "p$i" 2>"$TESTDIR/p$i.del.err" & done
-	wait
+	pids=()
+	for i in $(seq 1 $n); do
+		wrapper delete --force "p$i" 2>"$TESTDIR/p$i.del.err" &
+		pids+=($!)
+	done
+	wait_pids "${pids[@]}" || fail "deletes: $(cat "$TESTDIR"/p*.del.err)"
 	for i in $(seq 1 $n); do
 		[ ! -s "$TESTDIR/p$i.del.err" ] || fail "delete p$i: $(cat "$TESTDIR/p$i.del.err")"
 	done
@@ -52,7 +62,7 @@ teardown() {
 }
 
 @test "interleaved creates and deletes in one pod never release the range a live container uses" {
-	local i round sb range
+	local i round sb range pids
 	sb=$(pooled_bundle sb)
 	as_pod "$sb" sb sandbox
 	start_container "$sb" sb
@@ -63,15 +73,18 @@ teardown() {
 	done
 	# Rounds of four creates racing four deletes of the round before.
 	for round in 0 1 2; do
+		pids=()
 		for i in $(seq $((round * 4 + 1)) $((round * 4 + 4))); do
 			start_container "$TESTDIR/app$i" "app$i" &
+			pids+=($!)
 		done
 		if [ "$round" -gt 0 ]; then
 			for i in $(seq $((round * 4 - 3)) $((round * 4))); do
 				wrapper delete --force "app$i" &
+				pids+=($!)
 			done
 		fi
-		wait
+		wait_pids "${pids[@]}"
 		[ "$(pool_json | jq length)" = 1 ] || fail "round $round: pool $(pool_json)"
 		[ "$(pool_json | jq -r '.[0].hostID')" = "$range" ] || fail "round $round: the pod's range moved: $(pool_json)"
 		for i in $(seq $((round * 4 + 1)) $((round * 4 + 4))); do
@@ -88,8 +101,12 @@ teardown() {
 	# And a gc keeps it too.
 	run -0 "$WRAPPER" pool gc
 	[ "$(pool_json | jq -r '.[] | select(.owner == "sb") | .hostID')" = "$range" ] || fail "gc took the range of a pod whose apps live: $output"
-	for i in 9 10 11 12; do wrapper delete --force "app$i" & done
-	wait
+	pids=()
+	for i in 9 10 11 12; do
+		wrapper delete --force "app$i" &
+		pids+=($!)
+	done
+	wait_pids "${pids[@]}"
 	[ "$(pool_json | jq -r '.[].owner')" = other ] || fail "after the last app: $(pool_json)"
 	wrapper delete --force other
 }

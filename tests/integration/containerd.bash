@@ -3,8 +3,10 @@
 # socket and CNI config in a temp dir $D (contrib's drop-in as the default
 # handler runc-userns, a handler `plain` with BinaryName=$REAL_RUNC, a
 # 2-slot pool, busybox and pause images imported); teardown_file stops it
-# and removes what it and its pods left. Load after helpers. Users:
-# tests/integration/containerd.bats, bench/cri.bats.
+# and removes what it and its pods left; teardown_pods, for a file's
+# teardown, removes a test's pods and fails on what they left in the pool.
+# Load after helpers. Users: tests/integration/containerd.bats,
+# bench/cri.bats.
 
 CRICTL=${CRICTL:-$ROOT_DIR/.cache/crictl-v1.26.1/crictl} # make deps-crictl
 
@@ -130,17 +132,7 @@ teardown_file() {
 	[ -n "${D:-}" ] || return 0
 	local p pid
 	# Pods and containers first, through containerd, so the shims exit.
-	if [ -S "$D/containerd.sock" ]; then
-		for p in $(crictl pods -q 2>/dev/null); do
-			crictl stopp "$p" >/dev/null 2>&1 || true
-			crictl rmp -f "$p" >/dev/null 2>&1 || true
-		done
-		for p in $(ctr -n test tasks ls -q 2>/dev/null); do ctr -n test tasks kill -s KILL "$p" >/dev/null 2>&1 || true; done
-		for p in $(ctr -n test containers ls -q 2>/dev/null); do
-			ctr -n test tasks rm -f "$p" >/dev/null 2>&1 || true
-			ctr -n test containers rm "$p" >/dev/null 2>&1 || true
-		done
-	fi
+	remove_pods
 	if [ -f "$D/containerd.pid" ]; then
 		pid=$(cat "$D/containerd.pid")
 		kill "$pid" 2>/dev/null || true
@@ -171,6 +163,49 @@ teardown_file() {
 	rm -rf "$D"
 }
 
+# remove_pods: every pod (CRI) and every container of ctr's namespace
+# test, through containerd; never fails.
+remove_pods() {
+	local p
+	[ -S "$D/containerd.sock" ] || return 0
+	for p in $(crictl pods -q 2>/dev/null); do
+		crictl stopp "$p" >/dev/null 2>&1 || true
+		crictl rmp -f "$p" >/dev/null 2>&1 || true
+	done
+	for p in $(ctr -n test tasks ls -q 2>/dev/null); do ctr -n test tasks kill -s KILL "$p" >/dev/null 2>&1 || true; done
+	for p in $(ctr -n test containers ls -q 2>/dev/null); do
+		ctr -n test tasks rm -f "$p" >/dev/null 2>&1 || true
+		ctr -n test containers rm "$p" >/dev/null 2>&1 || true
+	done
+}
+
+# teardown_pods: after each test, its pods and containers go (remove_pods);
+# then the pool must be empty, and nothing of a container left in the
+# wrapper's state dir or mounted from it. What is left fails this test and
+# is removed, so that the next test starts from an empty pool (the file
+# shares one containerd and a 2-slot pool).
+teardown_pods() {
+	[ -n "${D:-}" ] || return 0
+	local leaks="" owner m
+	remove_pods
+	[ -z "$(crictl pods -q 2>/dev/null)" ] || leaks+="pods left: $(crictl pods -q | xargs); "
+	[ -z "$(ctr -n test containers ls -q 2>/dev/null)" ] || leaks+="ctr containers left: $(ctr -n test containers ls -q | xargs); "
+	if [ "$("$WRAPPER" pool ls --json | jq length)" != 0 ]; then
+		leaks+="pool not empty: $("$WRAPPER" pool ls --json); "
+		for owner in $("$WRAPPER" pool ls --json | jq -r '.[].owner'); do
+			"$WRAPPER" pool release --force "$owner" >/dev/null 2>&1 || true
+		done
+	fi
+	m=$(awk -v d="$D/state/containers/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo)
+	if [ -n "$m" ]; then
+		leaks+="staging mounts left: $m; "
+		for m in $(echo "$m" | sort -r); do umount -l "$m" 2>/dev/null || true; done
+	fi
+	m=$(find "$D/state/containers" "$D/state/pods" -mindepth 1 -maxdepth 2 2>/dev/null | head -5)
+	[ -z "$m" ] || leaks+="state dir entries left: $m; "
+	[ -z "$leaks" ] || fail "teardown: $leaks"
+}
+
 crictl() { command "$CRICTL" -c "$D/crictl.yaml" "$@"; }
 ctr() { command ctr --address "$D/containerd.sock" "$@"; }
 
@@ -178,7 +213,7 @@ ctr() { command ctr --address "$D/containerd.sock" "$@"; }
 pod_config() {
 	jq -n --arg name "$1" --arg uid "$1-$BATS_TEST_NUMBER" --arg logs "$D/logs" --argjson ann "${2:-{\}}" \
 		--arg cg "$CG_PARENT" '{metadata: {name: $name, namespace: "default", uid: $uid, attempt: 0},
-		hostname: $name, log_directory: $logs, annotations: $ann, linux: {cgroup_parent: $cg}}' >"$D/$1.pod.json"
+		hostname: $name, log_directory: $logs, annotations: $ann, linux: {cgroup_parent: $cg}}' >"$D/$1.pod.json" || return 1
 	echo "$D/$1.pod.json"
 }
 
@@ -186,7 +221,7 @@ pod_config() {
 ctr_config() {
 	jq -n --arg name "$1" --argjson args "$2" --arg vol "$D/vol" \
 		'{metadata: {name: $name}, image: {image: "localhost/busybox:test"}, command: $args,
-		log_path: ($name + ".log"), linux: {}} | '"${3:-.}" >"$D/$1.ctr.json"
+		log_path: ($name + ".log"), linux: {}} | '"${3:-.}" >"$D/$1.ctr.json" || return 1
 	echo "$D/$1.ctr.json"
 }
 
@@ -195,22 +230,23 @@ runp() {
 	local cfg id
 	cfg=$(pod_config "$@") || return
 	id=$(crictl runp "$cfg") || return
-	note_pod "$id"
+	note_pod "$id" || return
 	echo "$id"
 }
 
 # note_pod ID: note a pod's ID and network namespace for teardown_file,
 # which removes what containerd leaves of them.
 note_pod() {
-	echo "$1" >>"$D/pods.list"
+	echo "$1" >>"$D/pods.list" || return 1
 	crictl inspectp "$1" | jq -r '.info.runtimeSpec.linux.namespaces[] | select(.type == "network") | .path // empty' >>"$D/netns.list"
 }
 
 # run_ctr POD-ID POD-NAME NAME ARGS-JSON [EXTRA-JQ]: create and start a
 # container in the pod, print its ID.
 run_ctr() {
-	local id
-	id=$(crictl create "$1" "$(ctr_config "$3" "$4" "${5:-.}")" "$D/$2.pod.json") || return
+	local id cfg
+	cfg=$(ctr_config "$3" "$4" "${5:-.}") || return
+	id=$(crictl create "$1" "$cfg" "$D/$2.pod.json") || return
 	crictl start "$id" >/dev/null || return
 	echo "$id"
 }

@@ -10,6 +10,10 @@
 load helpers
 load containerd
 
+teardown() {
+	teardown_pods
+}
+
 # uidmap CID: the container's /proc/self/uid_map, one line, spaces squeezed.
 uidmap() { crictl exec "$1" cat /proc/self/uid_map | awk '{print $1, $2, $3}'; }
 
@@ -37,6 +41,7 @@ in_cgroup() { grep -Eqx "[0-9]+:(memory)?:$2" "/proc/$1/cgroup"; }
 	[ "$(ctr -n test tasks exec --fifo-dir "$D/fifo" --exec-id e1 long sh -c 'echo in; id -u')" = "$(printf 'in\n0')" ]
 	ctr -n test tasks kill -s KILL long
 	for _ in $(seq 50); do ctr -n test tasks ls | grep -q 'long.*STOPPED' && break; sleep 0.1; done
+	ctr -n test tasks ls | grep -q 'long.*STOPPED' || fail "long did not stop: $(ctr -n test tasks ls)"
 	ctr -n test tasks rm long
 	ctr -n test containers rm long
 	[ -z "$(ctr -n test containers ls -q)" ]
@@ -58,8 +63,10 @@ staged_mounts() { awk -v d="$D/state/containers/" 'index($5, d) == 1 {print $5}'
 	a2=$(run_ctr "$pod" p1 app2 '["sleep", "3600"]')
 	want=$(sandbox_uidmap "$pod")
 	read -r inside host size <<<"$want"
-	[ "$inside" = 0 ] && [ "$size" = 65536 ]
-	[ "$host" -ge "$POOL_BASE" ] && [ "$host" -lt $((POOL_BASE + 131072)) ]
+	[ "$inside" = 0 ]
+	[ "$size" = 65536 ]
+	[ "$host" -ge "$POOL_BASE" ]
+	[ "$host" -lt $((POOL_BASE + 131072)) ]
 	[ "$(uidmap "$a1")" = "$want" ]
 	[ "$(uidmap "$a2")" = "$want" ]
 	[ "$(crictl exec "$a1" id -u):$(crictl exec "$a1" id -g)" = 0:0 ]

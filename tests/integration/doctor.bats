@@ -13,11 +13,13 @@ teardown() {
 	teardown_env
 }
 
-# doctor_json ARGS...: `doctor --json ARGS` into $output (stdout only) and
-# $status; stderr (the one-line summary of failures) is kept apart so that
-# $output stays one JSON document.
+# doctor_json STATUS ARGS...: `doctor --json ARGS` exits STATUS, its
+# stdout in $output; stderr (the one-line summary of failures) is kept
+# apart so that $output stays one JSON document.
 doctor_json() {
-	run --separate-stderr "$WRAPPER" doctor --json "$@"
+	local want=$1
+	shift
+	run "-$want" --separate-stderr "$WRAPPER" doctor --json "$@"
 	echo "$output" | jq -e '.checks | type == "array"' >/dev/null
 }
 
@@ -46,8 +48,7 @@ state_snapshot() {
 }
 
 @test "doctor --json: the runtime's idmap support is what its features say; runc 1.1 is fine too" {
-	doctor_json
-	[ "$status" = 0 ]
+	doctor_json 0
 	echo "$output" | jq -e '.ok == true'
 	echo "$output" | jq -e '[.checks[] | keys == ["detail", "hint", "name", "status"]] | all'
 	check runtime | jq -e --arg rt "$REAL_RUNC" '.status == "ok" and (.detail | startswith($rt + ": runc version"))'
@@ -60,11 +61,20 @@ state_snapshot() {
 }
 
 @test "doctor PATH on ext4: idmapped mounts supported" {
-	[ "$(findmnt -n -o FSTYPE -T "$TESTDIR")" = ext4 ] || skip "$TESTDIR is on $(findmnt -n -o FSTYPE -T "$TESTDIR"), not ext4"
-	doctor_json "$TESTDIR"
+	# An ext4 of the test's own (a loop file), whatever the test dir is on
+	# (tmpfs, overlay); unmounted here, or by teardown_env on a failure (a
+	# loop mount's device goes with its last unmount).
+	truncate -s 32M "$TESTDIR/ext4.img"
+	mkfs.ext4 -q -F "$TESTDIR/ext4.img"
+	mkdir "$TESTDIR/ext4"
+	mount -o loop "$TESTDIR/ext4.img" "$TESTDIR/ext4"
+	[ "$(findmnt -n -o FSTYPE -T "$TESTDIR/ext4")" = ext4 ]
+	run --separate-stderr "$WRAPPER" doctor --json "$TESTDIR/ext4"
+	umount "$TESTDIR/ext4"
+	# After the unmount, so that a failure leaves no mount behind.
 	[ "$status" = 0 ]
 	echo "$output" | jq -e '.ok == true'
-	check "path $TESTDIR" | jq -e '.status == "ok" and .detail == "ext4: idmapped mounts supported"'
+	check "path $TESTDIR/ext4" | jq -e '.status == "ok" and .detail == "ext4: idmapped mounts supported"'
 }
 
 @test "doctor PATH on tmpfs: supported from Linux 6.3" {
@@ -77,6 +87,7 @@ state_snapshot() {
 	mount -t tmpfs -o mode=0755 tmpfs "$TESTDIR/tmpfs"
 	run --separate-stderr "$WRAPPER" doctor --json "$TESTDIR/tmpfs"
 	umount "$TESTDIR/tmpfs"
+	# After the unmount, so that a failure leaves no mount behind.
 	[ "$status" = 0 ]
 	check "path $TESTDIR/tmpfs" | jq -e '.status == "ok" and .detail == "tmpfs: idmapped mounts supported"'
 }
@@ -89,15 +100,13 @@ state_snapshot() {
 	# The rest of the node is fine.
 	[ "$(echo "$output" | grep -c '^FAIL')" = 1 ]
 
-	doctor_json /proc
-	[ "$status" = 1 ]
+	doctor_json 1 /proc
 	echo "$output" | jq -e '.ok == false'
 	check "path /proc" | jq -e '.status == "fail" and (.detail | startswith("proc: ")) and .hint != ""'
 }
 
 @test "doctor with a missing path: fails naming it" {
-	doctor_json "$TESTDIR/nope" "$TESTDIR"
-	[ "$status" = 1 ]
+	doctor_json 1 "$TESTDIR/nope" "$TESTDIR"
 	echo "$output" | jq -e '.ok == false'
 	check "path $TESTDIR/nope" | jq -e --arg p "$TESTDIR/nope" '.status == "fail" and (.detail | contains($p)) and (.detail | contains("no such file"))'
 	# A bad path does not spoil the others.
@@ -121,8 +130,7 @@ state_snapshot() {
 	start_container "$b" pod
 	state_before=$(state_snapshot)
 	mounts_before=$(cat /proc/self/mountinfo)
-	TMPDIR=$TESTDIR/tmp run --separate-stderr "$WRAPPER" doctor --json "$TESTDIR" /proc "$TESTDIR/nope"
-	[ "$status" = 1 ]
+	TMPDIR=$TESTDIR/tmp run -1 --separate-stderr "$WRAPPER" doctor --json "$TESTDIR" /proc "$TESTDIR/nope"
 	[ "$(state_snapshot)" = "$state_before" ]
 	[ "$(cat /proc/self/mountinfo)" = "$mounts_before" ]
 	[ -z "$(ls -A "$TESTDIR/tmp")" ]
@@ -140,8 +148,7 @@ state_snapshot() {
 
 @test "doctor: a config that does not load fails, and the checks that need it are left out" {
 	echo '{"stateDir": "/run/x", "bogus": 1}' >"$RUNC_USERNS_CONFIG"
-	doctor_json
-	[ "$status" = 1 ]
+	doctor_json 1
 	check config | jq -e '.status == "fail" and (.detail | contains("bogus"))'
 	echo "$output" | jq -e '[.checks[].name] == ["kernel", "user namespaces", "config"]'
 }
@@ -160,8 +167,7 @@ state_snapshot() {
 	start_container "$b" moved
 	# The operator moves the pool while a pod holds a range of the old one.
 	write_config "$(jq -n --argjson base "$((POOL_BASE + POOL_SLOTS * 65536))" '{userns: {ranges: [{hostID: $base, size: 655360}]}}')"
-	doctor_json
-	[ "$status" = 1 ]
+	doctor_json 1
 	check "pool usage" | jq -e --arg r "$POOL_BASE+65536" '.status == "fail" and (.detail | contains("owner moved holds \($r), not a slot"))'
 	# Put it back so teardown can return the range.
 	write_config '{}'

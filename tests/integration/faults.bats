@@ -1,12 +1,14 @@
 #!/usr/bin/env bats
 # The wrapper killed (SIGKILL, as an OOM kill or a crashing shim) at each
 # step of create: delete --force gives back everything, and the next
-# create works.
+# create works. The kills and stops are the fault switches of the test
+# binary, $FAULTS_WRAPPER (make build-faults); the production binary has
+# none (the last test checks it).
 
 load helpers
 
 setup() {
-	requires root
+	requires root faults
 	setup_env
 }
 
@@ -31,12 +33,13 @@ kill_at() {
 	local step=$1 id=$2 b=$3 status=0
 	# Output to a file, not a pipe: the container's init inherits it, and
 	# once the wrapper is dead nothing would close a pipe for `run`.
-	env RUNC_USERNS_TEST_KILL_AT="$step" "$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" "$id" \
+	env RUNC_USERNS_TEST_KILL_AT="$step" "$FAULTS_WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" "$id" \
 		</dev/null >"$TESTDIR/$id.out" 2>&1 || status=$?
 	[ "$status" = 137 ] || fail "create was not killed at $step: status $status, output $(cat "$TESTDIR/$id.out")"
 	# runc create may still be running when the wrapper died: let it end
 	# (containerd, too, deletes only after create returned).
 	for _ in $(seq 100); do pgrep -f -- "create --bundle $b $id\$" >/dev/null || break; sleep 0.1; done
+	! pgrep -f -- "create --bundle $b $id\$" >/dev/null || fail "runc create of $id still runs 10 s after the kill at $step"
 }
 
 # nothing_left STEP: no staging mount, pool entry, pod dir, pin or
@@ -54,7 +57,7 @@ nothing_left() {
 # (SIGSTOP) at STEP; STOPPED_PID is the wrapper.
 stop_at() {
 	local step=$1 id=$2 b=$3 i
-	env RUNC_USERNS_TEST_STOP_AT="$step" "$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" "$id" \
+	env RUNC_USERNS_TEST_STOP_AT="$step" "$FAULTS_WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" "$id" \
 		</dev/null >"$TESTDIR/$id.out" 2>&1 &
 	STOPPED_PID=$!
 	for i in $(seq 100); do
@@ -104,7 +107,7 @@ killed_create() {
 	case $step in
 	staged | written | runc-started) staging_unreachable "k-$step" ;;
 	esac
-	run wrapper delete --force "k-$step"
+	run -0 wrapper delete --force "k-$step"
 	nothing_left "$step"
 	# The next create of the same bundle works (under a new ID: this VM's
 	# PID 1 does not reap orphans, and runc refuses a cgroup that still
@@ -224,7 +227,7 @@ killed_then_gc() {
 	local b status=0
 	b=$(pooled_bundle orph)
 	start_container "$b" orph
-	env RUNC_USERNS_TEST_KILL_AT=released "$WRAPPER" --root "$RUNC_ROOT" delete --force orph \
+	env RUNC_USERNS_TEST_KILL_AT=released "$FAULTS_WRAPPER" --root "$RUNC_ROOT" delete --force orph \
 		</dev/null >"$TESTDIR/del.out" 2>&1 || status=$?
 	[ "$status" = 137 ] || fail "delete was not killed at released: status $status, output $(cat "$TESTDIR/del.out")"
 	[ "$(pool_json | jq length)" = 0 ] || fail "pool: $(pool_json)"
@@ -243,7 +246,7 @@ killed_then_gc() {
 	local status=0 i
 	b=$(pooled_bundle early)
 	start_container "$b" early
-	env RUNC_USERNS_TEST_KILL_AT=runc-started "$WRAPPER" --root "$RUNC_ROOT" delete --force early \
+	env RUNC_USERNS_TEST_KILL_AT=runc-started "$FAULTS_WRAPPER" --root "$RUNC_ROOT" delete --force early \
 		</dev/null >"$TESTDIR/del.out" 2>&1 || status=$?
 	[ "$status" = 137 ] || fail "delete was not killed at runc-started: status $status, output $(cat "$TESTDIR/del.out")"
 	# runc, our child, carries on without us.
@@ -474,7 +477,7 @@ killed_joiner() {
 	b=$(setup_bundle "$id")
 	annotate "$b" runc-userns.io/pid-namespace container:target
 	start_container "$t" target
-	env RUNC_USERNS_TEST_KILL_AT=joined "$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" "$id" \
+	env RUNC_USERNS_TEST_KILL_AT=joined "$FAULTS_WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" "$id" \
 		</dev/null >"$TESTDIR/$id.out" 2>&1 || status=$?
 	[ "$status" = 137 ] || fail "create was not killed at joined: status $status, output $(cat "$TESTDIR/$id.out")"
 	# The pins of the target's namespaces exist now.
@@ -486,7 +489,7 @@ killed_joiner() {
 	# Its pins of the target's namespaces are no one else's.
 	staging_unreachable k-joined
 	# delete --force of a container runc never had drops them.
-	run wrapper delete --force k-joined
+	run -0 wrapper delete --force k-joined
 	[ -z "$(staging_mounts)" ] || fail "pins left: $(staging_mounts)"
 	[ -z "$(ls "$STATE_DIR/containers/"*/k-joined 2>/dev/null)" ] || fail "container dir left"
 	# The target keeps its range; the next create joins it, and keeps no
@@ -507,7 +510,7 @@ killed_joiner() {
 	[ -z "$(staging_mounts)" ] || fail "pins left after gc: $(staging_mounts)"
 	[ "$(pool_json | jq -r '[.[].owner] | join(",")')" = target ]
 	cexec target true
-	run wrapper delete --force g-joined
+	run -0 wrapper delete --force g-joined
 	[ -z "$(ls "$STATE_DIR/containers/"*/g-joined 2>/dev/null)" ] || fail "container dir left"
 	wrapper delete --force target
 	[ "$(pool_json | jq length)" = 0 ]
@@ -547,4 +550,41 @@ killed_joiner() {
 	[ "$status" = 42 ] || fail "create exited $status, want runc's 42: $(cat "$TESTDIR/t.out")"
 	[ -e "$TESTDIR/slow-runc.term" ] || fail "SIGTERM never reached the runtime"
 	nothing_left "a create whose runc a SIGTERM ended"
+}
+
+@test "the production binary has no fault switches: armed at each step, create and delete go through" {
+	local b step status
+	# The switches' names are in the test binary only.
+	grep -q RUNC_USERNS_TEST_KILL_AT "$FAULTS_WRAPPER"
+	! grep -q -e RUNC_USERNS_TEST_KILL_AT -e RUNC_USERNS_TEST_STOP_AT "$WRAPPER"
+	t=$(pooled_bundle target)
+	start_container "$t" target
+	for step in joined allocated pinned staged written runc-started; do
+		# As killed_joiner's and killed_create's: a join for joined, a pool
+		# pod for the other steps.
+		if [ "$step" = joined ]; then
+			b=$(setup_bundle "p-$step")
+			annotate "$b" runc-userns.io/pid-namespace container:target
+		else
+			b=$(pooled_bundle "p-$step")
+		fi
+		# Killed or stopped, the create would not return 0 (timeout kills
+		# a stopped one: 137).
+		status=0
+		env RUNC_USERNS_TEST_KILL_AT="$step" RUNC_USERNS_TEST_STOP_AT="$step" timeout -s KILL 30 \
+			"$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" "p-$step" </dev/null >"$TESTDIR/p-$step.out" 2>&1 3>&- || status=$?
+		[ "$status" = 0 ] || fail "create armed at $step: status $status: $(cat "$TESTDIR/p-$step.out")"
+		wrapper start "p-$step"
+		cexec "p-$step" true
+	done
+	[ "$(cexec p-joined readlink /proc/self/ns/pid)" = "$(cexec target readlink /proc/self/ns/pid)" ]
+	for step in runc-started released; do
+		status=0
+		env RUNC_USERNS_TEST_KILL_AT="$step" RUNC_USERNS_TEST_STOP_AT="$step" timeout -s KILL 30 \
+			"$WRAPPER" --root "$RUNC_ROOT" delete --force "p-$step" </dev/null >"$TESTDIR/d-$step.out" 2>&1 3>&- || status=$?
+		[ "$status" = 0 ] || fail "delete armed at $step: status $status: $(cat "$TESTDIR/d-$step.out")"
+	done
+	for step in joined allocated pinned staged written; do wrapper delete --force "p-$step"; done
+	wrapper delete --force target
+	nothing_left "the deletes"
 }

@@ -8,6 +8,10 @@ bats_require_minimum_version 1.5.0
 # From this file, not the test file: bench/cri.bats loads it too.
 ROOT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 WRAPPER=$ROOT_DIR/bin/runc-userns
+# The same program with the fault switches (RUNC_USERNS_TEST_KILL_AT and
+# _STOP_AT, internal/fault), built with the tag faults by make build-faults;
+# $WRAPPER has none.
+FAULTS_WRAPPER=$ROOT_DIR/bin/runc-userns-faults
 REAL_RUNC=${REAL_RUNC:-/usr/sbin/runc}
 # A test pool far from any real user: 64 slots of 65536 from 3221225472.
 POOL_BASE=3221225472
@@ -19,6 +23,8 @@ requires() {
 	for f in "$@"; do
 		case $f in
 		root) [ "$(id -u)" = 0 ] || skip "test requires root" ;;
+		# Not a skip: a missing test binary would hide the fault tests.
+		faults) [ -x "$FAULTS_WRAPPER" ] || fail "$FAULTS_WRAPPER missing: make build-faults" ;;
 		*) fail "requires: unknown feature $f" ;;
 		esac
 	done
@@ -50,32 +56,45 @@ write_config() {
 }
 
 # rootfs_template: one busybox rootfs per test file, copied into bundles.
+#
+# This and the other helpers that print what they made (setup_bundle,
+# pooled_bundle) are called in $(...), where bash drops set -e: each step
+# is checked (|| return 1), or a failed one would go unnoticed.
 rootfs_template() {
 	if [ ! -d "$BATS_FILE_TMPDIR/rootfs" ]; then
-		"$ROOT_DIR/hack/mkrootfs.sh" "$BATS_FILE_TMPDIR/rootfs.tmp" && mv "$BATS_FILE_TMPDIR/rootfs.tmp" "$BATS_FILE_TMPDIR/rootfs"
+		rm -rf "$BATS_FILE_TMPDIR/rootfs.tmp"
+		"$ROOT_DIR/hack/mkrootfs.sh" "$BATS_FILE_TMPDIR/rootfs.tmp" || return 1
+		mv "$BATS_FILE_TMPDIR/rootfs.tmp" "$BATS_FILE_TMPDIR/rootfs" || return 1
 	fi
 	echo "$BATS_FILE_TMPDIR/rootfs"
 }
 
 # setup_bundle NAME: $TESTDIR/NAME with a busybox rootfs and a `runc spec`
 # config running `sleep infinity`, no terminal. Prints the bundle path.
+# Fails if the bundle exists: a test that makes it twice would go on with
+# the first one's (edited) spec.
 setup_bundle() {
-	local b=$TESTDIR/$1
-	mkdir -p "$b"
-	cp -a "$(rootfs_template)" "$b/rootfs"
-	(cd "$b" && "$REAL_RUNC" spec)
+	local b=$TESTDIR/$1 rootfs
+	if [ -e "$b" ]; then
+		fail "setup_bundle: $b exists already"
+		return 1
+	fi
+	mkdir -p "$b" || return 1
+	rootfs=$(rootfs_template) || return 1
+	cp -a "$rootfs" "$b/rootfs" || return 1
+	(cd "$b" && "$REAL_RUNC" spec) || return 1
 	# A cgroup of its own: runc's default is /<id>, and suites running side
 	# by side reuse IDs.
 	update_config "$b" '.process.terminal = false | .root.readonly = false | .process.args = ["sleep", "infinity"]
-		| .linux.cgroupsPath = "/'"$(basename "$TESTDIR")-$1"'"'
+		| .linux.cgroupsPath = "/'"$(basename "$TESTDIR")-$1"'"' || return 1
 	echo "$b"
 }
 
 # pooled_bundle NAME: setup_bundle, asking for a pool user namespace.
 pooled_bundle() {
 	local b
-	b=$(setup_bundle "$1")
-	annotate "$b" runc-userns.io/userns auto
+	b=$(setup_bundle "$1") || return 1
+	annotate "$b" runc-userns.io/userns auto || return 1
 	echo "$b"
 }
 
@@ -84,7 +103,7 @@ pooled_bundle() {
 # host's user namespace owns it). The test unmounts it: teardown_env fails
 # on a mount left under the test dir.
 netns_elsewhere() {
-	touch "$TESTDIR/netns"
+	touch "$TESTDIR/netns" || return 1
 	unshare --net="$TESTDIR/netns" true
 }
 
@@ -94,7 +113,7 @@ join_netns() {
 	local ns=$1 b
 	shift
 	for b in "$@"; do
-		update_config "$b" '.linux.namespaces |= map(if .type == "network" then .path = "'"$ns"'" else . end)'
+		update_config "$b" '.linux.namespaces |= map(if .type == "network" then .path = "'"$ns"'" else . end)' || return 1
 	done
 }
 
@@ -104,13 +123,13 @@ join_netns() {
 # containerd and CRI-O run every pod.
 pod_elsewhere() {
 	local sb app
-	netns_elsewhere
-	sb=$(pooled_bundle "$1")
-	app=$(pooled_bundle "$2")
-	join_netns "$TESTDIR/netns" "$sb" "$app"
-	as_pod "$sb" "$1" sandbox
-	as_pod "$app" "$1" container
-	start_container "$sb" "$1"
+	netns_elsewhere || return 1
+	sb=$(pooled_bundle "$1") || return 1
+	app=$(pooled_bundle "$2") || return 1
+	join_netns "$TESTDIR/netns" "$sb" "$app" || return 1
+	as_pod "$sb" "$1" sandbox || return 1
+	as_pod "$app" "$1" container || return 1
+	start_container "$sb" "$1" || return 1
 	start_container "$app" "$2"
 }
 
@@ -154,8 +173,8 @@ plain_runc() {
 # private mount namespace in which /etc (an overlay on the host's) has the
 # test's config at /etc/runc-userns/config.json.
 envless_wrapper() {
-	mkdir -p "$TESTDIR/etc.upper/runc-userns" "$TESTDIR/etc.work"
-	cp "$RUNC_USERNS_CONFIG" "$TESTDIR/etc.upper/runc-userns/config.json"
+	mkdir -p "$TESTDIR/etc.upper/runc-userns" "$TESTDIR/etc.work" || return 1
+	cp "$RUNC_USERNS_CONFIG" "$TESTDIR/etc.upper/runc-userns/config.json" || return 1
 	unshare -m --propagation private sh -c 'mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1,workdir=$2" /etc && shift 2 && exec env -i "$@"' \
 		envless "$TESTDIR/etc.upper" "$TESTDIR/etc.work" "$WRAPPER" --root "$RUNC_ROOT" "$@"
 }
@@ -167,6 +186,19 @@ start_container() {
 		return 1
 	}
 	wrapper start "$2"
+}
+
+# wait_pids PID...: wait for each background job (all of them, even after
+# one failed); fails naming each that did not exit 0. A bare `wait`
+# returns 0 whatever its jobs did.
+wait_pids() {
+	local pid rc bad=""
+	for pid in "$@"; do
+		rc=0
+		wait "$pid" || rc=$?
+		[ "$rc" = 0 ] || bad+=" $pid (status $rc)"
+	done
+	[ -z "$bad" ] || fail "background jobs failed:$bad"
 }
 
 # cexec ID CMD...: run a command in a running container.

@@ -101,7 +101,8 @@ teardown() {
 	[ ! -e "$T/empty-file" ]
 	[ -f "$T/full/d/f" ]
 	[ -s "$T/full-file" ]
-	[ -d "$T/there/sub" ] && [ -f "$T/there-file" ]
+	[ -d "$T/there/sub" ]
+	[ -f "$T/there-file" ]
 	# A list never written (setup failed early) is no error.
 	remove_noted "$BATS_TEST_TMPDIR/none"
 }

@@ -44,7 +44,11 @@ unchanged() {
 	local long
 	long=$(printf 'a%.0s' $(seq 1100))
 	refused ../x 'invalid container id "../x"' "'/'"
-	[ ! -e "$TESTDIR/x" ] && [ ! -e "$STATE_DIR/../x" ]
+	# Where ../x leads from the runc root ($TESTDIR/x) and from the state
+	# dir's per-ID directories ($STATE_DIR/x); nothing named x anywhere.
+	[ ! -e "$TESTDIR/x" ]
+	[ ! -e "$STATE_DIR/x" ]
+	[ -z "$(find "$TESTDIR" -path "$b/rootfs" -prune -o -name x -print)" ]
 	refused a/b 'invalid container id "a/b"'
 	refused "" 'invalid container id "": must not be empty'
 	refused "$long" "invalid container id \"aaaa" "longer than 1024 bytes"
@@ -342,13 +346,19 @@ copy_stamp() {
 	echo b >"$TESTDIR/B/which"
 	ln -s "$TESTDIR/A" "$TESTDIR/link"
 	update_config "$b" '.mounts += [{"destination": "/vol", "type": "bind", "source": "'"$TESTDIR/link"'", "options": ["rbind"]}]'
-	# Stop after the mounts are prepared, swap the link, go on.
-	env RUNC_USERNS_TEST_STOP_AT=staged "$WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" swap </dev/null >"$TESTDIR/swap.out" 2>&1 &
+	# Stop after the mounts are prepared (the test binary's fault switch),
+	# swap the link, go on.
+	requires faults
+	env RUNC_USERNS_TEST_STOP_AT=staged "$FAULTS_WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" swap </dev/null >"$TESTDIR/swap.out" 2>&1 3>&- &
 	local pid=$! i
 	for i in $(seq 100); do
 		[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" = T ] && break
 		sleep 0.1
 	done
+	[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" = T ] || {
+		kill -KILL "$pid" 2>/dev/null || true
+		fail "create did not stop at staged: $(cat "$TESTDIR/swap.out")"
+	}
 	ln -sfn "$TESTDIR/B" "$TESTDIR/link"
 	kill -CONT "$pid"
 	wait "$pid" || fail "create: $(cat "$TESTDIR/swap.out")"

@@ -160,12 +160,13 @@ vol_submount() {
 
 # ramfs has no idmapped mount support: a rootfs on it cannot be idmapped.
 ramfs_bundle() {
-	b=$(setup_bundle "$1")
-	mv "$b/rootfs" "$b/rootfs.src"
-	mkdir "$b/rootfs"
-	mount -t ramfs ramfs "$b/rootfs"
-	cp -a "$b/rootfs.src/." "$b/rootfs/"
-	annotate "$b" runc-userns.io/userns auto
+	local b
+	b=$(setup_bundle "$1") || return 1
+	mv "$b/rootfs" "$b/rootfs.src" || return 1
+	mkdir "$b/rootfs" || return 1
+	mount -t ramfs ramfs "$b/rootfs" || return 1
+	cp -a "$b/rootfs.src/." "$b/rootfs/" || return 1
+	annotate "$b" runc-userns.io/userns auto || return 1
 	echo "$b"
 }
 

@@ -308,23 +308,26 @@ two_containers() {
 }
 
 # podman runs state, kill and delete with no environment at all: no PATH
-# and no RUNC_USERNS_CONFIG, so the wrapper finds runc at the usual absolute
-# paths (here /usr/sbin/runc, whichever runc created the container: runc
-# 1.1.5 reads and signals runc 1.5's containers too).
+# and no RUNC_USERNS_CONFIG, so the wrapper reads the operator config at its
+# default path and, with no runtime named there, finds runc at the usual
+# absolute paths (here /usr/sbin/runc, whichever runc created the
+# container: runc 1.1.5 reads and signals runc 1.5's containers too). The
+# config at the default path is the test's (envless_wrapper's private
+# /etc), without a runtime, whatever the host's /etc holds.
 @test "state and kill with an empty environment" {
-	[ ! -e /etc/runc-userns/config.json ] || skip "/etc/runc-userns/config.json exists: the empty environment would use it"
 	two_containers
+	jq 'del(.runtime)' "$RUNC_USERNS_CONFIG" >"$TESTDIR/no-runtime.json"
 	for id in c1 c2; do
-		run -0 --separate-stderr env -i "$WRAPPER" --root "$RUNC_ROOT" state "$id"
+		RUNC_USERNS_CONFIG=$TESTDIR/no-runtime.json run -0 --separate-stderr envless_wrapper state "$id"
 		[ -z "$stderr" ]
 		[ "$output" = "$(plain_runc state "$id")" ]
-		run -0 --separate-stderr env -i "$WRAPPER" --root "$RUNC_ROOT" kill "$id" KILL
+		RUNC_USERNS_CONFIG=$TESTDIR/no-runtime.json run -0 --separate-stderr envless_wrapper kill "$id" KILL
 		[ -z "$output$stderr" ]
 		wait_status "$id" stopped
 	done
-	run -1 --separate-stderr env -i "$WRAPPER" --root "$RUNC_ROOT" state nosuchid
+	RUNC_USERNS_CONFIG=$TESTDIR/no-runtime.json run -1 --separate-stderr envless_wrapper state nosuchid
 	[[ "$stderr" == *"container does not exist"* ]]
 	# --version names the runc it found.
-	run -0 env -i "$WRAPPER" --version
+	RUNC_USERNS_CONFIG=$TESTDIR/no-runtime.json run -0 envless_wrapper --version
 	[[ "$(echo "$output" | tail -n 1)" == "runc-userns: "*"/usr/sbin/runc"* ]]
 }

@@ -17,9 +17,9 @@ teardown() {
 # `sleep 4242` and exits on SIGUSR1, with a marker file in its rootfs.
 target_bundle() {
 	local b
-	b=$(setup_bundle "$1")
-	update_config "$b" '.process.args = ["sh", "-c", "trap \"exit 0\" USR1; sleep 4242 & wait; wait"]'
-	echo "root of $1" >"$b/rootfs/marker"
+	b=$(setup_bundle "$1") || return 1
+	update_config "$b" '.process.args = ["sh", "-c", "trap \"exit 0\" USR1; sleep 4242 & wait; wait"]' || return 1
+	echo "root of $1" >"$b/rootfs/marker" || return 1
 	echo "$b"
 }
 
@@ -37,13 +37,14 @@ pid_path() {
 # TARGET's processes, reads TARGET's root through /proc/1/root, and its own
 # init is not PID 1.
 check_joined() {
-	local d=$1 t=$2
+	local d=$1 t=$2 own
 	[ "$(cexec "$d" readlink /proc/self/ns/pid)" = "$(cexec "$t" readlink /proc/self/ns/pid)" ]
 	run -0 cexec "$d" ps -o pid,args
 	[[ "$output" == *"sleep 4242"* ]]
 	# Its own init (sleep infinity) is not PID 1: the target's shell is.
 	own=$(echo "$output" | awk '$2 == "sleep" && $3 == "infinity" {print $1}')
-	[ -n "$own" ] && [ "$own" != 1 ]
+	[ -n "$own" ] || fail "no init (sleep infinity) of $d in: $output"
+	[ "$own" != 1 ] || fail "the init of $d is PID 1: $output"
 	[ "$(echo "$output" | awk '$1 == 1 {print $2}')" = sh ]
 	[ "$(cexec "$d" cat /proc/1/root/marker)" = "root of $t" ]
 }
@@ -233,7 +234,8 @@ check_signals() {
 	[[ "$output" == *"sleep 4242"* ]]
 	[[ "$(pid_path "$d")" == "$STATE_DIR/containers/"*"/debug2/pidns" ]]
 	[ -z "$(staging_mounts)" ]
-	[ ! -e "$RUNC_ROOT/debug" ] && [ ! -e "$RUNC_ROOT/debug2" ]
+	[ ! -e "$RUNC_ROOT/debug" ]
+	[ ! -e "$RUNC_ROOT/debug2" ]
 }
 
 # refused DEBUG-BUNDLE MESSAGE...: creating container "debug" fails with

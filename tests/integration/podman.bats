@@ -221,8 +221,9 @@ pd_pool() {
 # nothing depends on the runtime.
 lifecycle() {
 	local rt=$1 n=life-$1 i
+	# Called by `run`, where set -e does not hold: a failed start fails it.
 	prun "$rt" -d --name "$n" localhost/busybox \
-		sh -c 'trap "echo got TERM; exit 7" TERM; echo started; while :; do sleep 0.1; done' >/dev/null
+		sh -c 'trap "echo got TERM; exit 7" TERM; echo started; while :; do sleep 0.1; done' >/dev/null || return 1
 	for i in $(seq 50); do
 		pd logs "$n" 2>/dev/null | grep -q started && break
 		sleep 0.1
@@ -406,7 +407,8 @@ lifecycle() {
 		sh -c 'cat /proc/self/uid_map; stat -c "%n %u:%g" /v/root-file /v/user-file'
 	read -r inside host size <<<"${lines[0]}"
 	[ "$inside" = 0 ]
-	[ "$host" -ge "$CALLER_BASE" ] && [ "$((host + size))" -le "$((CALLER_BASE + 131072))" ]
+	[ "$host" -ge "$CALLER_BASE" ]
+	[ "$((host + size))" -le "$((CALLER_BASE + 131072))" ]
 	[ "${lines[1]}" = "/v/root-file 0:0" ]
 	[ "${lines[2]}" = "/v/user-file 1000:1000" ]
 	run -0 pd_pool

@@ -179,12 +179,14 @@ uid_map_of() {
 		b=$(pooled_bundle "par$i")
 		update_config "$b" '.process.args = ["true"]'
 	done
+	pids=()
 	for i in $(seq 1 32); do
 		wrapper create --bundle "$TESTDIR/par$i" "par$i" </dev/null >/dev/null 2>"$TESTDIR/par$i.err" &
+		pids+=($!)
 	done
-	wait
+	wait_pids "${pids[@]}" || fail "creates: $(cat "$TESTDIR"/par*.err)"
 	for i in $(seq 1 32); do
-		[ ! -s "$TESTDIR/par$i.err" ] || { cat "$TESTDIR/par$i.err"; false; }
+		[ ! -s "$TESTDIR/par$i.err" ] || fail "create par$i: $(cat "$TESTDIR/par$i.err")"
 	done
 	run -0 pool_json
 	[ "$(echo "$output" | jq length)" = 32 ]
@@ -195,8 +197,12 @@ uid_map_of() {
 		want=$(echo "$output" | jq -r ".[] | select(.owner == \"par$i\") | .hostID")
 		[ "$(stat -c %u /proc/$pid)" = "$want" ]
 	done
-	for i in $(seq 1 32); do wrapper delete --force "par$i" & done
-	wait
+	pids=()
+	for i in $(seq 1 32); do
+		wrapper delete --force "par$i" &
+		pids+=($!)
+	done
+	wait_pids "${pids[@]}"
 	[ "$(pool_json | jq length)" = 0 ]
 }
 
@@ -327,7 +333,8 @@ uid_map_of() {
 	start_container "$b" envless
 	[ "$(pool_json | jq length)" = 1 ]
 	run -0 envless_wrapper kill envless KILL
-	sleep 0.2
+	# Not a sleep: the init is dead once runc says so.
+	wait_status envless stopped
 	run -0 envless_wrapper delete --force envless
 	[ "$(pool_json | jq length)" = 0 ]
 	[ ! -e "$STATE_DIR/pods/envless" ]
@@ -347,8 +354,9 @@ uid_map_of() {
 	[[ "$output" == *"container forged: config.json carries a runc-userns.io/stamp annotation that this node did not write"* ]]
 	[ ! -e "$RUNC_ROOT/forged" ]
 	[ ! -e "$marker" ]
-	# delete --force of the (absent) container runs no stamp-named runtime either.
-	run wrapper delete --force forged
+	# delete --force of the (absent) container runs no stamp-named runtime
+	# either: the configured runc's answer for a container it never had.
+	run -0 wrapper delete --force forged
 	[ ! -e "$marker" ]
 	# A stamp of another stateDir (the operator moved it, or a forger
 	# names one): the error names both.
