@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -151,7 +152,7 @@ func (a *app) joinPooledPod(s *specs.Spec, req oci.Request) (bool, error) {
 	if req.Userns == oci.UsernsHost {
 		return false, fmt.Errorf("container %s asks for the host's user namespace (%s=host), but its pod %s runs in a user namespace from runc-userns's pool, which all containers of a pod share: drop the annotation, or recreate the pod without %s=auto", id, oci.AnnotationUserns, owner, oci.AnnotationUserns)
 	}
-	if shared := hostNamespaces(s); len(shared) > 0 {
+	if shared := hostNamespaces(s, hostNSDirs); len(shared) > 0 {
 		return false, fmt.Errorf("container %s shares the host's %v namespace, but its pod %s runs in a user namespace from runc-userns's pool, which cannot: drop the host namespace, or recreate the pod without %s=auto", id, shared, owner, oci.AnnotationUserns)
 	}
 	a.log.Infof("container %s: its pod %s runs in a user namespace from the pool: the container joins it (its spec has no %s annotation; is the runtime handler's pod_annotations set?)", id, owner, oci.AnnotationUserns)
@@ -179,7 +180,7 @@ func (a *app) wantUserns(s *specs.Spec, req oci.Request) (bool, error) {
 		}
 		return false, nil
 	}
-	if shared := hostNamespaces(s); len(shared) > 0 {
+	if shared := hostNamespaces(s, hostNSDirs); len(shared) > 0 {
 		if explicit {
 			return false, fmt.Errorf("container %s asks for %s=auto but shares the host's %v namespace: a pod in its own user namespace cannot (Kubernetes refuses hostUsers: false with hostNetwork, hostPID and hostIPC too); drop the annotation or the host namespace", id, oci.AnnotationUserns, shared)
 		}
@@ -189,9 +190,16 @@ func (a *app) wantUserns(s *specs.Spec, req oci.Request) (bool, error) {
 	return true, nil
 }
 
+// hostNSDirs are where the host's namespaces are read: the wrapper's own
+// (it is started in the host's namespaces, by containerd's shim, CRI-O or
+// conmon), then PID 1's, which root cannot read on some machines (a PID 1
+// holding a capability the rest of the machine lacks).
+var hostNSDirs = []string{"/proc/self/ns", "/proc/1/ns"}
+
 // hostNamespaces lists the namespaces among network, pid and ipc that the
-// container shares with the host: no entry, or a path to the host's own.
-func hostNamespaces(s *specs.Spec) []specs.LinuxNamespaceType {
+// container shares with the host: no entry, or a path to the host's own
+// (the same namespace as one in nsDirs, hostNSDirs but in tests).
+func hostNamespaces(s *specs.Spec, nsDirs []string) []specs.LinuxNamespaceType {
 	var shared []specs.LinuxNamespaceType
 	for _, t := range []specs.LinuxNamespaceType{specs.NetworkNamespace, specs.PIDNamespace, specs.IPCNamespace} {
 		found, host := false, false
@@ -201,7 +209,9 @@ func hostNamespaces(s *specs.Spec) []specs.LinuxNamespaceType {
 					continue
 				}
 				found = true
-				host = ns.Path != "" && sameFile(ns.Path, "/proc/1/ns/"+procNSName(t))
+				host = ns.Path != "" && slices.ContainsFunc(nsDirs, func(dir string) bool {
+					return sameFile(ns.Path, filepath.Join(dir, procNSName(t)))
+				})
 			}
 		}
 		if !found || host {

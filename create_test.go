@@ -284,3 +284,39 @@ func TestJoinHostValidatesLikeOCI(t *testing.T) {
 		}
 	}
 }
+
+// The host's namespaces are recognised where /proc/1/ns cannot be read
+// (root cannot on some machines): through the wrapper's own, which are
+// the host's. A path to another namespace, or a private one, is not the
+// host's; no entry at all is.
+func TestHostNamespaces(t *testing.T) {
+	private := specs.LinuxNamespace{Type: specs.PIDNamespace}
+	ipc := specs.LinuxNamespace{Type: specs.IPCNamespace}
+	cases := []struct {
+		name string
+		dirs []string
+		nss  []specs.LinuxNamespace
+		want []specs.LinuxNamespaceType
+	}{
+		{"no entries: all the host's", hostNSDirs, nil,
+			[]specs.LinuxNamespaceType{specs.NetworkNamespace, specs.PIDNamespace, specs.IPCNamespace}},
+		{"private ones", hostNSDirs, []specs.LinuxNamespace{{Type: specs.NetworkNamespace}, private, ipc}, nil},
+		{"a path to the host's network namespace, /proc/1 unreadable", []string{t.TempDir(), "/proc/self/ns"},
+			[]specs.LinuxNamespace{{Type: specs.NetworkNamespace, Path: "/proc/self/ns/net"}, private, ipc},
+			[]specs.LinuxNamespaceType{specs.NetworkNamespace}},
+		{"a path to a namespace of another type", []string{t.TempDir(), "/proc/self/ns"},
+			[]specs.LinuxNamespace{{Type: specs.NetworkNamespace, Path: "/proc/self/ns/uts"}, private, ipc}, nil},
+		{"a path that does not exist", hostNSDirs,
+			[]specs.LinuxNamespace{{Type: specs.NetworkNamespace, Path: "/nonexistent/net"}, private, ipc}, nil},
+		{"no readable reference at all", []string{t.TempDir()},
+			[]specs.LinuxNamespace{{Type: specs.NetworkNamespace, Path: "/proc/self/ns/net"}, private, ipc}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := hostNamespaces(&specs.Spec{Linux: &specs.Linux{Namespaces: c.nss}}, c.dirs)
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("hostNamespaces = %v, want %v", got, c.want)
+			}
+		})
+	}
+}

@@ -11,6 +11,9 @@ load helpers
 load containerd
 
 teardown() {
+	if [ -e "$RUNC_USERNS_CONFIG.orig" ]; then
+		mv -f "$RUNC_USERNS_CONFIG.orig" "$RUNC_USERNS_CONFIG"
+	fi
 	teardown_pods
 }
 
@@ -165,6 +168,28 @@ staged_mounts() { awk -v d="$D/state/containers/" 'index($5, d) == 1 {print $5}'
 	[ "$(uidmap "$c")" = "0 0 4294967295" ]
 	[ "$(pool_count)" = 0 ]
 	rmpod "$pod"
+}
+
+@test "CRI, mode always: a pod on the host's network, PID or IPC namespace stays in the host's user namespace, its app container too" {
+	local cfg pod c ns opt
+	# teardown puts the suite's config back.
+	cp "$RUNC_USERNS_CONFIG" "$RUNC_USERNS_CONFIG.orig"
+	jq '.userns.mode = "always"' "$RUNC_USERNS_CONFIG.orig" >"$RUNC_USERNS_CONFIG"
+	for ns in network pid ipc; do
+		cfg=$(pod_config "host$ns")
+		opt='.linux.security_context.namespace_options.'$ns' = 2'
+		# No UTS namespace of its own on the host's network: no hostname.
+		[ "$ns" != network ] || opt="del(.hostname) | $opt"
+		jq "$opt" "$cfg" >"$cfg.new"
+		mv "$cfg.new" "$cfg"
+		pod=$(crictl runp "$cfg")
+		note_pod "$pod"
+		c=$(run_ctr "$pod" "host$ns" app '["sleep", "3600"]')
+		[ "$(uidmap "$c")" = "0 0 4294967295" ]
+		[ "$(crictl exec "$c" readlink "/proc/self/ns/${ns/network/net}")" = "$(readlink "/proc/self/ns/${ns/network/net}")" ]
+		[ "$(pool_count)" = 0 ]
+		rmpod "$pod"
+	done
 }
 
 @test "CRI: a debug container with PID namespace TARGET in a userns pod sees the target's processes" {
