@@ -1,40 +1,21 @@
 package nsjoin
 
 import (
-	"fmt"
+	"bytes"
 	"io"
 	"io/fs"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
+
+	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/libuserns"
 )
 
-// validID is the fake of Lookup.ValidateID: runc's ID rule in the words
-// of oci.ValidateID, which main passes.
-func validID(id string) error {
-	if id == "" {
-		return fmt.Errorf("invalid container id %q: must not be empty", id)
-	}
-	if len(id) > 1024 {
-		return fmt.Errorf("invalid container id %s: longer than 1024 bytes", short(id))
-	}
-	if id == "." || id == ".." {
-		return fmt.Errorf("invalid container id %q: must not be %q", id, id)
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c == '_', c == '+', c == '-', c == '.':
-		default:
-			return fmt.Errorf("invalid container id %s: byte %q is not allowed (allowed: letters, digits, '_', '+', '-', '.')", short(id), c)
-		}
-	}
-	return nil
-}
+// validID is Lookup.ValidateID as main passes it: oci.ValidateID, which
+// nsjoin itself does not import (the rule is the runtime's).
+var validID = oci.ValidateID
 
 // fakeLookup is a Lookup over states held in memory, by root and ID (the
 // runtime adapter of main reads runc's state.json and exec.fifo).
@@ -88,26 +69,7 @@ type fakeHost struct {
 func newHost() *fakeHost { return &fakeHost{fakeLookup: newLookup()} }
 
 func (*fakeHost) ParseMappings(idMap []byte) ([]specs.LinuxIDMapping, error) {
-	var out []specs.LinuxIDMapping
-	for _, line := range strings.Split(string(idMap), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		if len(f) != 3 {
-			return nil, fmt.Errorf("id map line %q: want 3 fields, have %d", line, len(f))
-		}
-		var v [3]uint32
-		for i := range f {
-			n, err := strconv.ParseUint(f[i], 10, 32)
-			if err != nil {
-				return nil, fmt.Errorf("id map line %q: %w", line, err)
-			}
-			v[i] = uint32(n)
-		}
-		out = append(out, specs.LinuxIDMapping{ContainerID: v[0], HostID: v[1], Size: v[2]})
-	}
-	return out, nil
+	return libuserns.ParseMappings(bytes.NewReader(idMap))
 }
 
 func (*fakeHost) UsernsModifier(path string, uid, gid []specs.LinuxIDMapping) Modifier {
