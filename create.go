@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -644,13 +645,19 @@ func (c *creation) planNetns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Feature
 	}
 	n := &foreignNet{native: feat.NativeIdmap}
 	// runc, whatever its version, writes sysctls from inside the
-	// pod's user namespace, which cannot write them there.
-	if c.p.netSysctls, err = netns.PlanSysctls(s, path, mapping); err != nil {
+	// pod's user namespace, which cannot write them there. The sandbox
+	// sets up the pod's network namespace: it gets what a pod whose
+	// user namespace owned it would have (netns.PodDefaults).
+	var defaults map[string]string
+	if c.req.Pod.InPod && c.req.Pod.Sandbox {
+		defaults = netns.PodDefaults
+	}
+	if c.p.netSysctls, err = netns.PlanSysctls(s, path, defaults, mapping); err != nil {
 		return fmt.Errorf("network namespace %s: %w", path, err)
 	}
 	if c.p.netSysctls.Path != "" {
 		stamp.NetSysctls = c.p.netSysctls.Spec
-		c.log.Infof("container %s: joins network namespace %s, which the pod's user namespace does not own: runc-userns writes its network sysctls there before runc starts", c.id, path)
+		c.log.Infof("container %s: joins network namespace %s, which the pod's user namespace does not own: runc-userns writes its network sysctls there before runc starts (%s)", c.id, path, sysctlList(c.p.netSysctls.Values))
 		n.sysctls = true
 	}
 	if feat.JoinsUsernsFirst {
@@ -666,6 +673,15 @@ func (c *creation) planNetns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Feature
 	c.log.Infof("container %s: joins network namespace %s, which the pod's user namespace does not own: sysfs becomes a read-only bind of the host's /sys", c.id, path)
 	c.p.foreignNet = n
 	return nil
+}
+
+// sysctlList is values as "key=value, ...", in key order, for a log line.
+func sysctlList(values map[string]string) string {
+	keys := slices.Sorted(maps.Keys(values))
+	for i, k := range keys {
+		keys[i] = k + "=" + values[k]
+	}
+	return strings.Join(keys, ", ")
 }
 
 // writeNetjoin records the network namespace at path that container id of

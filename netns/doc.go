@@ -18,7 +18,10 @@
 //   - Network sysctls. runc writes linux.sysctl from inside the
 //     container's user namespace, whose root has no CAP_NET_ADMIN over
 //     this network namespace: EPERM on every runc version. PlanSysctls
-//     checks the net.* keys and translates net.ipv4.ping_group_range's
+//     checks the net.* keys, adds the PodDefaults the spec does not set
+//     (for a pod's sandbox: unprivileged ports and ping, which a pod
+//     whose user namespace owned the namespace would have), and
+//     translates net.ipv4.ping_group_range's
 //     group IDs through the pod's mapping (the kernel reads them in the
 //     writer's user namespace); Sysctls.Write writes them from the host
 //     into that namespace just before runc starts, as runc does for a pod

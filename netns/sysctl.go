@@ -37,10 +37,41 @@ func SysctlsOf(s *specs.Spec) map[string]string {
 	return out
 }
 
+// PodDefaults are the network sysctls the wrapper writes into a pod's
+// network namespace when the pod's spec does not set them: the pod's root
+// may bind ports below 1024 and every group of the pod may ping. They are
+// what containerd's enable_unprivileged_ports and enable_unprivileged_icmp
+// put into a sandbox's spec (containerd 2 does by default), and what a pod
+// whose user namespace owns its network namespace has in effect: its root
+// holds CAP_NET_BIND_SERVICE there. The group IDs are the pod's.
+var PodDefaults = map[string]string{
+	"net.ipv4.ip_unprivileged_port_start": "0",
+	"net.ipv4.ping_group_range":           "0 2147483647",
+}
+
 // sysctlValues checks the net.* sysctls want and makes them the values the
-// host writes, keyed by their path under /proc/sys/net:
-// ping_group_range's group IDs are the pod's, and go through its mapping.
-func sysctlValues(want map[string]string, gidMap []specs.LinuxIDMapping) (map[string]string, error) {
+// host writes, keyed by their path under /proc/sys/net, with each of
+// defaults whose file want does not name: ping_group_range's group IDs are
+// the pod's, and go through its mapping.
+func sysctlValues(want, defaults map[string]string, gidMap []specs.LinuxIDMapping) (map[string]string, error) {
+	values, err := hostValues(want, gidMap)
+	if err != nil {
+		return nil, err
+	}
+	def, err := hostValues(defaults, gidMap)
+	if err != nil {
+		return nil, err
+	}
+	for rel, value := range def {
+		if _, set := values[rel]; !set {
+			values[rel] = value
+		}
+	}
+	return values, nil
+}
+
+// hostValues is sysctlValues without defaults.
+func hostValues(want map[string]string, gidMap []specs.LinuxIDMapping) (map[string]string, error) {
 	values := map[string]string{}
 	for key, value := range want {
 		rel, err := sysctlPath(key)

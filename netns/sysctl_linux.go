@@ -11,11 +11,12 @@ import (
 
 // PlanSysctls checks the spec's net.* sysctls and makes them the values
 // the host writes into the network namespace at path (which must be one
-// now): ping_group_range's group IDs are the pod's, and go through its
+// now), with each of defaults (PodDefaults, or nil) that the spec does not
+// set: ping_group_range's group IDs are the pod's, and go through its
 // group mapping gidMap. The zero value when there are none.
-func PlanSysctls(s *specs.Spec, path string, gidMap []specs.LinuxIDMapping) (Sysctls, error) {
+func PlanSysctls(s *specs.Spec, path string, defaults map[string]string, gidMap []specs.LinuxIDMapping) (Sysctls, error) {
 	want := SysctlsOf(s)
-	if len(want) == 0 {
+	if len(want) == 0 && len(defaults) == 0 {
 		return Sysctls{}, nil
 	}
 	f, id, err := Open(path)
@@ -23,7 +24,7 @@ func PlanSysctls(s *specs.Spec, path string, gidMap []specs.LinuxIDMapping) (Sys
 		return Sysctls{}, err
 	}
 	f.Close()
-	values, err := sysctlValues(want, gidMap)
+	values, err := sysctlValues(want, defaults, gidMap)
 	if err != nil {
 		return Sysctls{}, err
 	}

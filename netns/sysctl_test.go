@@ -114,6 +114,48 @@ func FuzzNetSysctl(f *testing.F) {
 
 // SysctlModifier takes out the net.* sysctls and only them, and leaves no
 // empty map behind.
+func TestSysctlValues(t *testing.T) {
+	pod := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 2147483648, Size: 65536}}
+	podDefaults := map[string]string{
+		"ipv4/ip_unprivileged_port_start": "0",
+		"ipv4/ping_group_range":           "2147483648 2147549183",
+	}
+	cases := []struct {
+		name           string
+		want, defaults map[string]string
+		values         map[string]string
+		err            string
+	}{
+		{name: "none", values: map[string]string{}},
+		{name: "the spec's, no defaults", want: map[string]string{"net.core.somaxconn": "1024"},
+			values: map[string]string{"core/somaxconn": "1024"}},
+		{name: "defaults alone", defaults: PodDefaults, values: podDefaults},
+		{name: "the spec's beside the defaults", want: map[string]string{"net.core.somaxconn": "1024"}, defaults: PodDefaults,
+			values: map[string]string{"core/somaxconn": "1024", "ipv4/ip_unprivileged_port_start": "0", "ipv4/ping_group_range": "2147483648 2147549183"}},
+		{name: "the spec's value wins", want: map[string]string{"net.ipv4.ip_unprivileged_port_start": "1024", "net.ipv4.ping_group_range": "1 0"}, defaults: PodDefaults,
+			values: map[string]string{"ipv4/ip_unprivileged_port_start": "1024", "ipv4/ping_group_range": "1 0"}},
+		{name: "the spec's value wins, slash form", want: map[string]string{"net/ipv4/ip_unprivileged_port_start": "80"}, defaults: PodDefaults,
+			values: map[string]string{"ipv4/ip_unprivileged_port_start": "80", "ipv4/ping_group_range": "2147483648 2147549183"}},
+		{name: "two keys, one file", want: map[string]string{"net.core.somaxconn": "1", "net/core/somaxconn": "2"}, err: "keep one"},
+		{name: "bad key", want: map[string]string{"net/../kernel/x": "1"}, defaults: PodDefaults, err: "fix the key"},
+		{name: "bad range", want: map[string]string{"net.ipv4.ping_group_range": "x"}, defaults: PodDefaults, err: "two group IDs"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := sysctlValues(c.want, c.defaults, pod)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("sysctlValues = %v, %v; want an error with %q", got, err, c.err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, c.values) {
+				t.Fatalf("sysctlValues = %v, %v; want %v", got, err, c.values)
+			}
+		})
+	}
+}
+
 func TestSysctlModifier(t *testing.T) {
 	cases := []struct {
 		name string

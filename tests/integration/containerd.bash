@@ -225,10 +225,15 @@ ctr_config() {
 	echo "$D/$1.ctr.json"
 }
 
-# runp NAME [ANNOTATIONS-JSON]: run a pod, print its ID, note its netns.
+# runp NAME [ANNOTATIONS-JSON] [EXTRA-JQ]: run a pod (its config edited by
+# EXTRA-JQ), print its ID, note its netns.
 runp() {
 	local cfg id
-	cfg=$(pod_config "$@") || return
+	cfg=$(pod_config "$1" "${2:-{\}}") || return
+	if [ -n "${3:-}" ]; then
+		jq "$3" "$cfg" >"$cfg.new" || return
+		mv "$cfg.new" "$cfg" || return
+	fi
 	id=$(crictl runp "$cfg") || return
 	note_pod "$id" || return
 	echo "$id"

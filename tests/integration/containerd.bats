@@ -89,16 +89,15 @@ staged_mounts() { awk -v d="$D/state/containers/" 'index($5, d) == 1 {print $5}'
 		[ "$records" = 0 ]
 	fi
 	# containerd 2 puts net.ipv4.ip_unprivileged_port_start=0 and
-	# ping_group_range on every sandbox; the wrapper writes them into the
-	# pod's network namespace (its user namespace cannot).
+	# ping_group_range on every sandbox, containerd 1.x none; the wrapper
+	# writes them into the pod's network namespace (its user namespace
+	# cannot), the same values when the spec has none.
 	sysctls=$(crictl inspectp "$pod" | jq -c '.info.runtimeSpec.linux.sysctl // {}')
 	if [[ "$(containerd --version)" == *" v2."* ]]; then
 		[ "$(jq -r '.["net.ipv4.ip_unprivileged_port_start"]' <<<"$sysctls")" = 0 ] || fail "containerd 2 set no sysctls: $sysctls"
 	fi
-	if [ "$(jq -r '.["net.ipv4.ip_unprivileged_port_start"]' <<<"$sysctls")" = 0 ]; then
-		[ "$(crictl exec "$a1" cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" = 0 ]
-		[ "$(crictl exec "$a1" cat /proc/sys/net/ipv4/ping_group_range | tr -s '\t ' ' ')" = "0 65535" ]
-	fi
+	[ "$(crictl exec "$a1" cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" = 0 ]
+	[ "$(crictl exec "$a1" cat /proc/sys/net/ipv4/ping_group_range | tr -s '\t ' ' ')" = "0 65535" ]
 	# Writes: the rootfs upper dir gets the pod's host IDs, the idmapped
 	# host-path volume the container's IDs (root stays root on the host).
 	crictl exec "$a1" sh -c 'echo r >/written-by-app1 && echo v >/vol/written-by-app1'
@@ -190,6 +189,31 @@ staged_mounts() { awk -v d="$D/state/containers/" 'index($5, d) == 1 {print $5}'
 		[ "$(pool_count)" = 0 ]
 		rmpod "$pod"
 	done
+}
+
+@test "CRI: a pooled pod's root binds port 80 and may ping (the wrapper's sysctls), a pod's own sysctl wins" {
+	local pod c host
+	pod=$(runp web '{"runc-userns.io/userns": "auto"}')
+	c=$(run_ctr "$pod" web app '["sleep", "3600"]')
+	[ "$(uidmap "$c")" = "$(sandbox_uidmap "$pod")" ]
+	[ "$(crictl exec "$c" cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" = 0 ]
+	[ "$(crictl exec "$c" cat /proc/sys/net/ipv4/ping_group_range | tr -s '\t ' ' ')" = "0 65535" ]
+	crictl exec "$c" sh -c 'mkdir -p /www && echo served >/www/index.html && httpd -p 80 -h /www'
+	[ "$(crictl exec "$c" wget -q -O - http://127.0.0.1:80/)" = served ]
+	# The kernel reads the range in the writer's user namespace: the host
+	# wrote the pod's groups as host IDs (busybox's ping opens a raw
+	# socket only, which the range does not cover).
+	read -r _ host _ <<<"$(sandbox_uidmap "$pod")"
+	[ "$(nsenter --net="/proc/$(crictl inspectp "$pod" | jq -r .info.pid)/ns/net" cat /proc/sys/net/ipv4/ping_group_range | tr -s '\t ' ' ')" = "$host $((host + 65535))" ]
+	rmpod "$pod"
+	# A pod that sets the sysctl keeps its value.
+	pod=$(runp web2 '{"runc-userns.io/userns": "auto"}' '.linux.sysctls = {"net.ipv4.ip_unprivileged_port_start": "1024"}')
+	c=$(run_ctr "$pod" web2 app '["sleep", "3600"]')
+	[ "$(crictl exec "$c" cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" = 1024 ]
+	run crictl exec "$c" httpd -p 80
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"ermission denied"* ]] || fail "$output"
+	rmpod "$pod"
 }
 
 @test "CRI: a debug container with PID namespace TARGET in a userns pod sees the target's processes" {

@@ -52,6 +52,13 @@ b = tomllib.load(open(sys.argv[2], "rb"))
 h = lambda c: c["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]["runc-userns"]
 assert h(a)["pod_annotations"] == h(b)["pod_annotations"] and h(a)["options"]["BinaryName"] == h(b)["options"]["BinaryName"], (a, b)
 ' "$C/kubernetes/daemonset.yaml" "$C/containerd/runc-userns.v2.toml"
+	# Its commented CRI options, uncommented, are containerd'"'"'s two keys.
+	run -0 py '
+text = open(sys.argv[1]).read().replace("# [plugins", "[plugins").replace("#   enable_", "enable_")
+c = tomllib.loads(text)["plugins"]["io.containerd.grpc.v1.cri"]
+assert c["enable_unprivileged_ports"] is True and c["enable_unprivileged_icmp"] is True, c
+assert "runc-userns" in c["containerd"]["runtimes"], c
+' "$C/containerd/runc-userns.v2.toml"
 }
 
 @test "contrib/containerd v3 and contrib/cri-o parse and define the runc-userns handler" {
