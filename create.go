@@ -69,7 +69,7 @@ func (a *app) create() int {
 		return a.exec()
 	}
 
-	c := &creation{app: a, id: inv.ID, bundle: bundle, req: req, want: want}
+	c := &creation{app: a, id: inv.ID, bundle: bundle, req: req, want: want, caps: doc.Capabilities}
 	a.ph.Mark("request")
 	status := c.do(doc)
 	a.log.Debugf("container %s: %s took %s", inv.ID, inv.Command, a.ph)
@@ -123,7 +123,7 @@ func (a *app) createPlan(doc *oci.Document, bundle string) (req oci.Request, wan
 	if err := a.checkCallerUserns(doc.Spec); err != nil {
 		return req, false, false, err
 	}
-	if want, err = a.wantUserns(doc.Spec, req); err != nil {
+	if want, err = a.wantUserns(doc.Spec, req, doc.Capabilities); err != nil {
 		return req, false, false, err
 	}
 	untouched = !want && !idmap.Requested(doc.Spec) && !nsjoin.Wanted(doc.Spec, req.PIDNamespace)
@@ -140,6 +140,29 @@ func (a *app) podIsPooled(pod oci.Pod) bool {
 	return err == nil
 }
 
+// followSandbox: an app container of a pod follows its sandbox's verdict,
+// which the sandbox's create made once and recorded as the pod's pin:
+// every container of a pod shares its user namespace (KEP-127), and one
+// that decided on its own could be real root beside a pod that is not,
+// or want a user namespace its pod does not have. pooled: the pod has
+// one. An app container that asks for auto itself, or has a user
+// namespace of its own, is not followSandbox's.
+func (a *app) followSandbox(s *specs.Spec, req oci.Request, caps capsOf, pooled bool) (bool, error) {
+	always := a.cfg.Userns.Mode == config.ModeAlways
+	switch {
+	case pooled && !nsjoin.Wanted(s, req.PIDNamespace):
+		return a.joinPooledPod(s, req, caps)
+	case pooled:
+		// A container:<ID> join takes its target's user namespace
+		// (nsjoin), which is the pod's: compared with the pin when the
+		// mode gives the container the pod's anyway.
+		return always, nil
+	case always && req.Userns != oci.UsernsHost:
+		a.log.Infof("container %s: its pod %s's sandbox is not in a user namespace from the pool (the sandbox shares a host namespace, or was created before userns.mode always or without runc-userns): the container stays in the host's user namespace with it", a.inv.ID, req.Pod.Owner)
+	}
+	return false, nil
+}
+
 // joinPooledPod: an app container whose pod runs in a pool user namespace
 // but whose own spec does not ask for it. All containers of a pod share
 // its user namespace (KEP-127), and one in the host's would be real root
@@ -147,8 +170,9 @@ func (a *app) podIsPooled(pod oci.Pod) bool {
 // does not copy pod annotations to containers as containerd's
 // pod_annotations does, nor does a containerd without that setting. A
 // container that asks for the host's, or shares a host namespace, is
-// refused.
-func (a *app) joinPooledPod(s *specs.Spec, req oci.Request) (bool, error) {
+// refused. A privileged one stays in the host's user namespace under
+// mode always, and is refused otherwise (its pod asked for auto).
+func (a *app) joinPooledPod(s *specs.Spec, req oci.Request, caps capsOf) (bool, error) {
 	id, owner := a.inv.ID, req.Pod.Owner
 	if req.Userns == oci.UsernsHost {
 		return false, fmt.Errorf("container %s asks for the host's user namespace (%s=host), but its pod %s runs in a user namespace from runc-userns's pool, which all containers of a pod share: drop the annotation, or recreate the pod without %s=auto", id, oci.AnnotationUserns, owner, oci.AnnotationUserns)
@@ -156,18 +180,41 @@ func (a *app) joinPooledPod(s *specs.Spec, req oci.Request) (bool, error) {
 	if shared := hostNamespaces(s, hostNSDirs); len(shared) > 0 {
 		return false, fmt.Errorf("container %s shares the host's %v namespace, but its pod %s runs in a user namespace from runc-userns's pool, which cannot: drop the host namespace, or recreate the pod without %s=auto", id, shared, owner, oci.AnnotationUserns)
 	}
+	priv, err := privileged(s, caps)
+	if err != nil {
+		return false, fmt.Errorf("container %s: %w", id, err)
+	}
+	if priv {
+		if a.cfg.Userns.Mode == config.ModeAlways {
+			a.log.Infof("container %s is privileged: it stays in the host's user namespace (userns.mode always), beside its pod %s, whose other containers keep the pod's user namespace from the pool; a privileged container is host root by design, and its capabilities would count for nothing in a user namespace", id, owner)
+			return false, nil
+		}
+		return false, fmt.Errorf("container %s is privileged, but its pod %s runs in a user namespace from runc-userns's pool (%s=auto), where a privileged container's capabilities count for nothing against the host's devices, network namespace and /sys: drop privileged, or recreate the pod without %s=auto", id, owner, oci.AnnotationUserns, oci.AnnotationUserns)
+	}
 	a.log.Infof("container %s: its pod %s runs in a user namespace from the pool: the container joins it (its spec has no %s annotation; is the runtime handler's pod_annotations set?)", id, owner, oci.AnnotationUserns)
 	return true, nil
 }
 
+// capsOf returns the spec's process.capabilities (oci.Document.Capabilities:
+// decoded only when asked).
+type capsOf func() (*specs.LinuxCapabilities, error)
+
+func privileged(s *specs.Spec, caps capsOf) (bool, error) {
+	c, err := caps()
+	if err != nil {
+		return false, err
+	}
+	return libuserns.Privileged(s, c), nil
+}
+
 // wantUserns decides whether this container gets a pool user namespace.
-func (a *app) wantUserns(s *specs.Spec, req oci.Request) (bool, error) {
+// An app container of a pod follows its sandbox (followSandbox), unless
+// it asks for auto itself.
+func (a *app) wantUserns(s *specs.Spec, req oci.Request, caps capsOf) (bool, error) {
 	id, mode := a.inv.ID, a.cfg.Userns.Mode
 	explicit := req.Userns == oci.UsernsAuto
-	// A container:<ID> join takes its target's user namespace (nsjoin),
-	// which in a pooled pod is the pod's.
-	if !explicit && !libuserns.HasUserns(s) && !nsjoin.Wanted(s, req.PIDNamespace) && a.podIsPooled(req.Pod) {
-		return a.joinPooledPod(s, req)
+	if !explicit && !libuserns.HasUserns(s) && req.Pod.InPod && !req.Pod.Sandbox {
+		return a.followSandbox(s, req, caps, a.podIsPooled(req.Pod))
 	}
 	if explicit && mode == config.ModeOff {
 		return false, fmt.Errorf("container %s asks for a user namespace (%s=auto) but the node's operator turned them off (userns.mode %q in %s): remove the annotation or ask the operator to enable them", id, oci.AnnotationUserns, mode, configName(a.cfg))
@@ -186,6 +233,17 @@ func (a *app) wantUserns(s *specs.Spec, req oci.Request) (bool, error) {
 			return false, fmt.Errorf("container %s asks for %s=auto but shares the host's %v namespace: a pod in its own user namespace cannot (Kubernetes refuses hostUsers: false with hostNetwork, hostPID and hostIPC too); drop the annotation or the host namespace", id, oci.AnnotationUserns, shared)
 		}
 		a.log.Infof("container %s: shares the host's %v namespace: no user namespace (userns.mode always)", id, shared)
+		return false, nil
+	}
+	priv, err := privileged(s, caps)
+	if err != nil {
+		return false, fmt.Errorf("container %s: %w", id, err)
+	}
+	if priv {
+		if explicit {
+			return false, fmt.Errorf("container %s asks for %s=auto but is privileged: in a user namespace its capabilities count for nothing against the host's devices, network namespace and /sys, so it would not get what privileged promises; drop the annotation or privileged", id, oci.AnnotationUserns)
+		}
+		a.log.Infof("container %s is privileged: no user namespace (userns.mode always); a privileged container is host root by design", id)
 		return false, nil
 	}
 	return true, nil
@@ -325,6 +383,7 @@ type creation struct {
 	id, bundle string
 	req        oci.Request
 	want       bool // a pool user namespace, as the request and the node's mode decide
+	caps       capsOf
 	root       string
 	lay        state.Layout
 	p          *plan // what creation.plan took and decided, once it ran
@@ -660,6 +719,7 @@ func (c *creation) planNetns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Feature
 		c.log.Infof("container %s: joins network namespace %s, which the pod's user namespace does not own: runc-userns writes its network sysctls there before runc starts (%s)", c.id, path, sysctlList(c.p.netSysctls.Values))
 		n.sysctls = true
 	}
+	c.warnNetCaps(path)
 	if feat.JoinsUsernsFirst {
 		// runc < 1.3 would join the pod's user namespace first and then
 		// lack the right to join this one: runIn.
@@ -682,6 +742,29 @@ func sysctlList(values map[string]string) string {
 		keys[i] = k + "=" + values[k]
 	}
 	return strings.Join(keys, ", ")
+}
+
+// warnNetCaps: CAP_NET_ADMIN and CAP_NET_RAW of a pool container are its
+// pod's root's, which has none over a network namespace the host's user
+// namespace owns (interfaces, routes, firewall, raw sockets fail with
+// EPERM there). NET_ADMIN is asked for on purpose: a warning. NET_RAW is
+// in containerd's and Docker's default set, which every pod would trip:
+// an info line (ping works without it, through ping_group_range).
+func (c *creation) warnNetCaps(path string) {
+	caps, err := c.caps()
+	if err != nil || caps == nil {
+		return // runc refuses a spec whose capabilities do not decode
+	}
+	has := func(name string) bool {
+		return slices.Contains(caps.Bounding, name) || slices.Contains(caps.Effective, name) || slices.Contains(caps.Permitted, name)
+	}
+	const why = "its pod's root has none over network namespace %s, which the host's user namespace owns (the CRI runtime made it, not knowing the pod is in a user namespace): %s fails with EPERM there; a pod that must do that runs with %s=host"
+	switch {
+	case has("CAP_NET_ADMIN"):
+		c.log.Warnf("container %s asks for CAP_NET_ADMIN, but "+why, c.id, path, "configuring interfaces, routes or firewall rules", oci.AnnotationUserns)
+	case has("CAP_NET_RAW"):
+		c.log.Infof("container %s has CAP_NET_RAW, but "+why, c.id, path, "opening a raw socket", oci.AnnotationUserns)
+	}
 }
 
 // writeNetjoin records the network namespace at path that container id of

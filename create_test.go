@@ -36,6 +36,18 @@ func testApp(t *testing.T, mode config.Mode) *app {
 	}
 }
 
+// pinPod makes pod owner's pin a file, as podIsPooled finds it.
+func pinPod(t *testing.T, a *app, owner string) {
+	t.Helper()
+	pin := state.Layout(a.cfg.StateDir).Pin(owner)
+	if err := os.MkdirAll(filepath.Dir(pin), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pin, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // appSpec is a container spec with its own network and PID namespaces and
 // the given annotations.
 func appSpec(ann map[string]string) *specs.Spec {
@@ -228,11 +240,13 @@ func TestJoinRequest(t *testing.T) {
 		name   string
 		mode   config.Mode
 		ann    map[string]string
+		pinned bool // pod p has a pin
 		pool   bool // PoolUserns is the pod's pin
 		userns nsjoin.UsernsChoice
 	}{
 		{name: "app of a pod", ann: appOf("p")},
-		{name: "app of a pod, mode always", mode: config.ModeAlways, ann: appOf("p"), pool: true},
+		{name: "app of a pod on the host's user namespace, mode always: follows it", mode: config.ModeAlways, ann: appOf("p")},
+		{name: "app of a pooled pod, mode always", mode: config.ModeAlways, ann: appOf("p"), pinned: true, pool: true},
 		{name: "app with auto", ann: withAuto(appOf("p")), pool: true, userns: nsjoin.UsernsAuto},
 		{name: "asks for host", ann: map[string]string{oci.AnnotationUserns: "host"}, userns: nsjoin.UsernsHost},
 		{name: "standalone with auto: a new one", ann: withAuto(map[string]string{}), userns: nsjoin.UsernsAuto},
@@ -241,12 +255,15 @@ func TestJoinRequest(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a := testApp(t, c.mode)
+			if c.pinned {
+				pinPod(t, a, "p")
+			}
 			s := appSpec(c.ann)
 			req, err := oci.ParseRequest("debug", s.Annotations)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := a.wantUserns(s, req)
+			want, err := a.wantUserns(s, req, noCaps)
 			if err != nil {
 				t.Fatal(err)
 			}

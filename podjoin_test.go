@@ -1,8 +1,7 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
+	"errors"
 	"strings"
 	"testing"
 
@@ -10,7 +9,6 @@ import (
 
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/oci"
-	"github.com/runc-userns/runc-userns/internal/state"
 	"github.com/runc-userns/runc-userns/netns"
 )
 
@@ -19,13 +17,11 @@ import (
 // annotation to containers), whatever the node's mode.
 func TestWantUsernsPooledPod(t *testing.T) {
 	const pod = "sb"
-	own := func(s *specs.Spec) *specs.Spec {
+	own := func(s *specs.Spec) {
 		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace})
-		return s
 	}
-	hostNet := func(s *specs.Spec) *specs.Spec {
+	hostNet := func(s *specs.Spec) {
 		_ = netns.InheritModifier{}.Modify(s) // no network namespace entry: the host's
-		return s
 	}
 	app := map[string]string{oci.CRISandboxID: pod, oci.CRIContainerType: "container"}
 	crio := map[string]string{oci.CRIOSandboxID: pod, oci.CRIOContainerType: "container"}
@@ -41,7 +37,7 @@ func TestWantUsernsPooledPod(t *testing.T) {
 		pinned bool
 		mode   config.Mode
 		ann    map[string]string
-		spec   func(*specs.Spec) *specs.Spec
+		spec   func(*specs.Spec)
 		want   bool
 		err    string
 	}{
@@ -55,36 +51,100 @@ func TestWantUsernsPooledPod(t *testing.T) {
 		{"app on the host's network, pod pooled", true, config.ModeAnnotation, app, hostNet, false, "shares the host's [network] namespace"},
 		{"the sandbox itself", true, config.ModeAnnotation, map[string]string{oci.CRISandboxID: pod, oci.CRIContainerType: "sandbox"}, nil, false, ""},
 		{"no pod annotations", true, config.ModeAnnotation, nil, nil, false, ""},
-		{"a container:<ID> join: its target's (nsjoin)", true, config.ModeAnnotation, app, func(s *specs.Spec) *specs.Spec {
+		{"a container:<ID> join: its target's (nsjoin)", true, config.ModeAnnotation, app, func(s *specs.Spec) {
 			s.Linux.Namespaces[0].Path = "container:sb"
-			return s
 		}, false, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a := testApp(t, c.mode)
-			if c.pinned {
-				pin := state.Layout(a.cfg.StateDir).Pin(pod)
-				if err := os.MkdirAll(filepath.Dir(pin), 0o700); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(pin, nil, 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
-			s := appSpec(c.ann)
-			s.Linux.Namespaces[0].Path = "" // its own PID namespace
-			if c.spec != nil {
-				s = c.spec(s)
-			}
-			req, err := oci.ParseRequest(a.inv.ID, c.ann)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := a.wantUserns(s, req)
+			got, err := wantUsernsOf(t, c.mode, c.pinned, c.ann, c.spec, noCaps)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "container debug") || !strings.Contains(err.Error(), "pod "+pod) {
 					t.Fatalf("wantUserns = %v, %v; want an error with %q naming the container and pod", got, err, c.err)
+				}
+				return
+			}
+			if err != nil || got != c.want {
+				t.Errorf("wantUserns = %v, %v; want %v", got, err, c.want)
+			}
+		})
+	}
+}
+
+func noCaps() (*specs.LinuxCapabilities, error) { return nil, nil }
+
+// wantUsernsOf is wantUserns for container debug with annotations ann, a
+// PID namespace of its own and the spec edit makes, under mode; pinned:
+// pod sb holds a pool user namespace.
+func wantUsernsOf(t *testing.T, mode config.Mode, pinned bool, ann map[string]string, edit func(*specs.Spec), caps capsOf) (bool, error) {
+	t.Helper()
+	a := testApp(t, mode)
+	if pinned {
+		pinPod(t, a, "sb")
+	}
+	s := appSpec(ann)
+	s.Linux.Namespaces[0].Path = ""
+	if edit != nil {
+		edit(s)
+	}
+	req, err := oci.ParseRequest(a.inv.ID, ann)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.wantUserns(s, req, caps)
+}
+
+// An app container follows its sandbox's verdict (the pod's pin), and a
+// privileged container is left on the host's user namespace under mode
+// always, refused where auto was asked for.
+func TestWantUsernsFollowsSandbox(t *testing.T) {
+	const pod = "sb"
+	privCaps := func() (*specs.LinuxCapabilities, error) {
+		return &specs.LinuxCapabilities{Bounding: []string{"CAP_NET_ADMIN", "CAP_SYS_ADMIN"}}, nil
+	}
+	badCaps := func() (*specs.LinuxCapabilities, error) { return nil, errors.New("process.capabilities: bad") }
+	masked := func(s *specs.Spec) { s.Linux.MaskedPaths = []string{"/proc/kcore"} }
+	join := func(s *specs.Spec) { s.Linux.Namespaces[0].Path = "container:t" }
+	app := containerd(pod, "container")
+	auto := func(m map[string]string) map[string]string {
+		out := map[string]string{oci.AnnotationUserns: "auto"}
+		for k, v := range m {
+			out[k] = v
+		}
+		return out
+	}
+	cases := []struct {
+		name   string
+		mode   config.Mode
+		pinned bool
+		ann    map[string]string
+		caps   capsOf
+		edit   func(*specs.Spec)
+		want   bool
+		err    string
+	}{
+		{name: "always: app of a pooled pod joins", mode: config.ModeAlways, pinned: true, ann: app, caps: noCaps, want: true},
+		{name: "always: app of a pod on the host's user namespace follows it", mode: config.ModeAlways, ann: app, caps: noCaps},
+		{name: "always: CRI-O app of a pod on the host's follows it", mode: config.ModeAlways, ann: crio(pod, "container"), caps: noCaps},
+		{name: "always: container:<ID> join in a pooled pod", mode: config.ModeAlways, pinned: true, ann: app, caps: noCaps, edit: join, want: true},
+		{name: "always: container:<ID> join in a pod on the host's", mode: config.ModeAlways, ann: app, caps: noCaps, edit: join},
+		{name: "always: privileged app of a pooled pod stays on the host's", mode: config.ModeAlways, pinned: true, ann: app, caps: privCaps},
+		{name: "always: CAP_SYS_ADMIN with masked paths is not privileged", mode: config.ModeAlways, pinned: true, ann: app, caps: privCaps, edit: masked, want: true},
+		{name: "annotation: privileged app of a pooled pod is refused", mode: config.ModeAnnotation, pinned: true, ann: app, caps: privCaps, err: "is privileged, but its pod sb runs in a user namespace"},
+		{name: "always: privileged app asking for auto is refused", mode: config.ModeAlways, pinned: true, ann: auto(app), caps: privCaps, err: "asks for runc-userns.io/userns=auto but is privileged"},
+		{name: "always: privileged sandbox stays on the host's", mode: config.ModeAlways, ann: containerd(pod, "sandbox"), caps: privCaps},
+		{name: "always: privileged standalone stays on the host's", mode: config.ModeAlways, caps: privCaps},
+		{name: "always: standalone gets one", mode: config.ModeAlways, caps: noCaps, want: true},
+		{name: "annotation: privileged standalone asking for auto is refused", mode: config.ModeAnnotation, ann: auto(nil), caps: privCaps, err: "is privileged"},
+		{name: "annotation: unprivileged standalone asking for auto", mode: config.ModeAnnotation, ann: auto(nil), caps: noCaps, want: true},
+		{name: "always: capabilities that do not decode", mode: config.ModeAlways, caps: badCaps, err: "process.capabilities: bad"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := wantUsernsOf(t, c.mode, c.pinned, c.ann, c.edit, c.caps)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "container debug") {
+					t.Fatalf("wantUserns = %v, %v; want an error with %q naming the container", got, err, c.err)
 				}
 				return
 			}

@@ -2,6 +2,7 @@ package libuserns
 
 import (
 	"errors"
+	"slices"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
@@ -45,6 +46,21 @@ func (m Modifier) Modify(s *specs.Spec) error {
 		s.Linux.UIDMappings, s.Linux.GIDMappings = nil, nil
 	}
 	return nil
+}
+
+// Privileged reports whether a spec is what CRI runtimes make of a
+// privileged container (Kubernetes privileged: true, docker --privileged):
+// CAP_SYS_ADMIN in the bounding set (caps, the spec's
+// process.capabilities) and no masked paths (linux.maskedPaths, which
+// every unprivileged container of containerd and CRI-O has). Such a
+// container is host root on purpose: its devices, its network namespace
+// and /sys are the host's, where a capability held in a user namespace
+// counts for nothing.
+func Privileged(s *specs.Spec, caps *specs.LinuxCapabilities) bool {
+	if caps == nil || !slices.Contains(caps.Bounding, "CAP_SYS_ADMIN") {
+		return false
+	}
+	return s.Linux == nil || len(s.Linux.MaskedPaths) == 0
 }
 
 // HasUserns reports whether the spec already asks for a user namespace or

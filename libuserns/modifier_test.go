@@ -223,6 +223,32 @@ func TestHasUserns(t *testing.T) {
 	}
 }
 
+func TestPrivileged(t *testing.T) {
+	all := &specs.LinuxCapabilities{Bounding: []string{"CAP_CHOWN", "CAP_NET_ADMIN", "CAP_SYS_ADMIN"}}
+	defaults := &specs.LinuxCapabilities{Bounding: []string{"CAP_CHOWN", "CAP_NET_RAW", "CAP_SETUID"}}
+	masked := &specs.Spec{Linux: &specs.Linux{MaskedPaths: []string{"/proc/kcore"}}}
+	cases := []struct {
+		name string
+		spec *specs.Spec
+		caps *specs.LinuxCapabilities
+		want bool
+	}{
+		{"privileged (containerd, CRI-O)", &specs.Spec{Linux: &specs.Linux{}}, all, true},
+		{"privileged, no linux", &specs.Spec{}, all, true},
+		{"no capabilities", &specs.Spec{Linux: &specs.Linux{}}, nil, false},
+		{"default capabilities, nothing masked", &specs.Spec{Linux: &specs.Linux{}}, defaults, false},
+		{"CAP_SYS_ADMIN added, paths masked", masked, all, false},
+		{"CAP_SYS_ADMIN only effective", &specs.Spec{Linux: &specs.Linux{}}, &specs.LinuxCapabilities{Effective: []string{"CAP_SYS_ADMIN"}}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Privileged(c.spec, c.caps); got != c.want {
+				t.Errorf("Privileged = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
 func TestRemove(t *testing.T) {
 	cases := []struct {
 		name   string

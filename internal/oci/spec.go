@@ -116,6 +116,25 @@ func position(raw []byte, off int64) (line, col int) {
 	return line, col
 }
 
+// Capabilities returns the spec's process.capabilities, nil when it has
+// none. process is kept as bytes (wire.go): only its capabilities are
+// decoded, and the typed spec stays as it is.
+func (d *Document) Capabilities() (*specs.LinuxCapabilities, error) {
+	if d.Spec.Process != nil {
+		return d.Spec.Process.Capabilities, nil
+	}
+	if d.kept == nil || d.kept.Process == nil {
+		return nil, nil
+	}
+	var p struct {
+		Capabilities *specs.LinuxCapabilities `json:"capabilities"`
+	}
+	if err := json.Unmarshal(d.kept.Process.raw, &p); err != nil {
+		return nil, fmt.Errorf("bundle spec %s: process.capabilities: %w", d.Path, err)
+	}
+	return p.Capabilities, nil
+}
+
 // Encode returns the file contents for the edited spec and whether they
 // differ from what was loaded.
 func (d *Document) Encode() ([]byte, bool, error) {

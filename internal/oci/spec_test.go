@@ -971,3 +971,41 @@ func TestRemoveTemps(t *testing.T) {
 		t.Errorf("a missing directory: %v", err)
 	}
 }
+
+func TestCapabilities(t *testing.T) {
+	cases := []struct {
+		name, raw string
+		want      *specs.LinuxCapabilities
+		err       string
+	}{
+		{"no process", `{"ociVersion": "1.0.2"}`, nil, ""},
+		{"null process", `{"process": null}`, nil, ""},
+		{"no capabilities", `{"process": {"args": ["sh"]}}`, nil, ""},
+		{"bounding", `{"process": {"args": ["sh"], "capabilities": {"bounding": ["CAP_SYS_ADMIN"]}}}`,
+			&specs.LinuxCapabilities{Bounding: []string{"CAP_SYS_ADMIN"}}, ""},
+		{"given twice: runc merges them", `{"process": {"capabilities": {"bounding": ["CAP_KILL"]}}, "Process": {"args": ["sh"]}}`,
+			&specs.LinuxCapabilities{Bounding: []string{"CAP_KILL"}}, ""},
+		{"not an object", `{"process": {"capabilities": 5}}`, nil, "process.capabilities"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := ParseSpec("/b/config.json", []byte(c.raw), 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := d.Capabilities()
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "/b/config.json") {
+					t.Fatalf("Capabilities = %v, %v; want an error with %q and the path", got, err, c.err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("Capabilities = %+v, %v; want %+v", got, err, c.want)
+			}
+			if d.Spec.Process != nil && c.name != "given twice: runc merges them" {
+				t.Errorf("the typed spec got process: %+v", d.Spec.Process)
+			}
+		})
+	}
+}

@@ -191,9 +191,11 @@ staged_mounts() { awk -v d="$D/state/containers/" 'index($5, d) == 1 {print $5}'
 	done
 }
 
-@test "CRI: a pooled pod's root binds port 80 and may ping (the wrapper's sysctls), a pod's own sysctl wins" {
-	local pod c host
-	pod=$(runp web '{"runc-userns.io/userns": "auto"}')
+@test "CRI: a pooled pod's root binds port 80 and may ping (the wrapper's sysctls), a pod's own sysctl wins, auto with a privileged container is refused" {
+	local pod c cfg host
+	# privileged allowed in the pod, as kubelet marks a pod with a
+	# privileged container; its sandbox's spec is the same as any.
+	pod=$(runp web '{"runc-userns.io/userns": "auto"}' '.linux.security_context.privileged = true')
 	c=$(run_ctr "$pod" web app '["sleep", "3600"]')
 	[ "$(uidmap "$c")" = "$(sandbox_uidmap "$pod")" ]
 	[ "$(crictl exec "$c" cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" = 0 ]
@@ -205,6 +207,14 @@ staged_mounts() { awk -v d="$D/state/containers/" 'index($5, d) == 1 {print $5}'
 	# socket only, which the range does not cover).
 	read -r _ host _ <<<"$(sandbox_uidmap "$pod")"
 	[ "$(nsenter --net="/proc/$(crictl inspectp "$pod" | jq -r .info.pid)/ns/net" cat /proc/sys/net/ipv4/ping_group_range | tr -s '\t ' ' ')" = "$host $((host + 65535))" ]
+	# The pod asked for auto (pod_annotations copies it): a privileged
+	# container in it is refused before runc, with the reason (CRI's
+	# create only records it; its start runs the runtime's create).
+	cfg=$(ctr_config priv '["sleep", "3600"]' '.linux.security_context.privileged = true')
+	c=$(crictl create "$pod" "$cfg" "$D/web.pod.json")
+	run crictl start "$c"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"is privileged"*"drop the annotation or privileged"* ]] || fail "$output"
 	rmpod "$pod"
 	# A pod that sets the sysctl keeps its value.
 	pod=$(runp web2 '{"runc-userns.io/userns": "auto"}' '.linux.sysctls = {"net.ipv4.ip_unprivileged_port_start": "1024"}')
@@ -213,6 +223,46 @@ staged_mounts() { awk -v d="$D/state/containers/" 'index($5, d) == 1 {print $5}'
 	run crictl exec "$c" httpd -p 80
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"ermission denied"* ]] || fail "$output"
+	rmpod "$pod"
+}
+
+@test "CRI, mode always: a privileged container stays in the host's user namespace beside its pooled pod; NET_ADMIN gets a warning" {
+	local pod priv app log
+	cp "$RUNC_USERNS_CONFIG" "$RUNC_USERNS_CONFIG.orig"
+	jq '.userns.mode = "always"' "$RUNC_USERNS_CONFIG.orig" >"$RUNC_USERNS_CONFIG"
+	pod=$(runp privpod '{}' '.linux.security_context.privileged = true')
+	# The sandbox cannot tell (containerd writes the same spec): it is
+	# pooled, and so is an unprivileged container of the pod.
+	[ "$(pool_count)" = 1 ]
+	app=$(run_ctr "$pod" privpod app '["sleep", "3600"]' '.linux.security_context.capabilities.add_capabilities = ["NET_ADMIN"]')
+	[ "$(uidmap "$app")" = "$(sandbox_uidmap "$pod")" ]
+	log=$D/state-ctrd/io.containerd.runtime.v2.task/k8s.io/$app/log.json
+	grep '"level":"warning"' "$log" | grep -q "container $app asks for CAP_NET_ADMIN, but its pod's root has none over network namespace" || fail "no warning in $log: $(cat "$log")"
+	run crictl exec "$app" ip addr add 192.0.2.1/32 dev lo
+	[ "$status" -ne 0 ]
+	# The privileged one is host root: it administers the pod's network.
+	priv=$(run_ctr "$pod" privpod priv '["sleep", "3600"]' '.linux.security_context.privileged = true')
+	[ "$(uidmap "$priv")" = "0 0 4294967295" ]
+	crictl exec "$priv" ip addr add 192.0.2.1/32 dev lo
+	crictl exec "$priv" brctl addbr e2e0
+	crictl exec "$priv" ip link del e2e0
+	[ "$(crictl exec "$priv" readlink /proc/self/ns/net)" = "$(crictl exec "$app" readlink /proc/self/ns/net)" ]
+	grep -q "container $priv is privileged: it stays in the host's user namespace" "$D/state-ctrd/io.containerd.runtime.v2.task/k8s.io/$priv/log.json"
+	[ "$(pool_count)" = 1 ]
+	rmpod "$pod"
+	[ "$(pool_count)" = 0 ]
+}
+
+@test "CRI, mode always: an app container follows its sandbox's verdict; a pod started before the mode stays in the host's user namespace" {
+	local pod c
+	pod=$(runp before)
+	[ "$(pool_count)" = 0 ]
+	cp "$RUNC_USERNS_CONFIG" "$RUNC_USERNS_CONFIG.orig"
+	jq '.userns.mode = "always"' "$RUNC_USERNS_CONFIG.orig" >"$RUNC_USERNS_CONFIG"
+	c=$(run_ctr "$pod" before app '["sleep", "3600"]')
+	[ "$(uidmap "$c")" = "0 0 4294967295" ]
+	[ "$(pool_count)" = 0 ]
+	grep -q "its pod $pod's sandbox is not in a user namespace from the pool" "$D/state-ctrd/io.containerd.runtime.v2.task/k8s.io/$c/log.json"
 	rmpod "$pod"
 }
 
