@@ -47,7 +47,7 @@ func TestPlanModifiers(t *testing.T) {
 			func(s *specs.Spec) {
 				s.Linux.Namespaces = s.Linux.Namespaces[:1]
 				s.Linux.Sysctl = map[string]string{"kernel.msgmax": "8192"}
-				s.Mounts[0] = specs.Mount{Destination: "/sys", Type: "bind", Source: "/sys", Options: []string{"rbind", "nosuid", "nodev", "noexec", "ro"}}
+				s.Mounts[0] = specs.Mount{Destination: "/sys", Type: "bind", Source: "/sys", Options: []string{"rbind", "rprivate", "nosuid", "nodev", "noexec", "ro"}}
 				for _, p := range []string{"kernel/security", "kernel/debug", "kernel/tracing", "kernel/config", "fs/bpf", "fs/pstore", "fs/fuse/connections"} {
 					s.Linux.MaskedPaths = append(s.Linux.MaskedPaths, "/sys/"+p)
 				}

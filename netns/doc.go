@@ -28,7 +28,10 @@
 //     without a user namespace; SysctlModifier takes them out of the spec.
 //   - sysfs. Mounting sysfs needs CAP_SYS_ADMIN over the network
 //     namespace's owning user namespace; SysfsModifier makes each sysfs
-//     mount a read-only recursive bind of the host's /sys instead.
+//     mount a read-only recursive bind of the host's /sys instead, rprivate
+//     (a shared one, under containerd's rootfsPropagation rshared, would
+//     carry runc's /sys/fs/cgroup tmpfs back onto the /sys runc binds the
+//     cgroup v1 hierarchies from).
 //
 // The package reads no runc state and no stamp: the caller (package main)
 // finds the record's file, decides from runc's state whether a container

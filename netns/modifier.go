@@ -55,6 +55,17 @@ func (InheritModifier) Modify(s *specs.Spec) error {
 // than a pod's own would show: the kernel filesystems mounted in it that
 // a pod has no use for are masked (HostOnlySysfs, through the runtime's
 // maskedPaths, which skips what does not exist).
+//
+// The bind is rprivate, whatever linux.rootfsPropagation says. With
+// rshared (containerd's, for a Bidirectional volume) runc makes every
+// mount of the container's new mount namespace shared before it mounts
+// the spec, so a bind of /sys would join the peer group of that
+// namespace's /sys: the tmpfs runc puts on the bind's fs/cgroup would
+// propagate onto /sys/fs/cgroup there and hide the cgroup v1 hierarchies
+// runc binds from next ("stat /sys/fs/cgroup/cpu/...: no such file or
+// directory", runc 1.1 and 1.5 alike). A pod's own sysfs receives no host
+// mounts either, and so host mounts made below /sys after the create,
+// which maskedPaths could not mask, never reach the pod.
 type SysfsModifier struct{ Native bool }
 
 // HostOnlySysfs are the paths below /sys where a host mounts kernel
@@ -67,7 +78,7 @@ func (m SysfsModifier) Modify(s *specs.Spec) error {
 		if s.Mounts[i].Type != "sysfs" {
 			continue
 		}
-		opts := []string{"rbind", "nosuid", "nodev", "noexec", "ro"}
+		opts := []string{"rbind", "rprivate", "nosuid", "nodev", "noexec", "ro"}
 		if m.Native {
 			opts = append(opts, "rro")
 		}

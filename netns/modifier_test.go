@@ -78,7 +78,7 @@ func TestSysfsModifier(t *testing.T) {
 		if err := (SysfsModifier{Native: native}).Modify(s); err != nil {
 			t.Fatal(err)
 		}
-		opts := []string{"rbind", "nosuid", "nodev", "noexec", "ro"}
+		opts := []string{"rbind", "rprivate", "nosuid", "nodev", "noexec", "ro"}
 		if native {
 			opts = append(opts, "rro")
 		}
@@ -98,5 +98,51 @@ func TestSysfsModifier(t *testing.T) {
 	s := &specs.Spec{Linux: &specs.Linux{}}
 	if err := (SysfsModifier{}).Modify(s); err != nil || s.Linux.MaskedPaths != nil {
 		t.Errorf("no sysfs: %v, masked %v", err, s.Linux.MaskedPaths)
+	}
+}
+
+// The bind of /sys is rprivate and carries no other propagation option,
+// whatever the root's propagation and the caller's sysfs options say: with
+// rootfsPropagation rshared (containerd's, for a Bidirectional volume) a
+// shared bind would carry runc's /sys/fs/cgroup tmpfs back onto the /sys
+// runc binds the cgroup v1 hierarchies from.
+func TestSysfsModifierPropagation(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		rootProp string
+		opts     []string
+	}{
+		{"runc spec", "", []string{"nosuid", "noexec", "nodev", "ro"}},
+		{"Bidirectional volume", "rshared", []string{"nosuid", "noexec", "nodev", "ro"}},
+		{"HostToContainer volume", "rslave", []string{"nosuid", "noexec", "nodev", "ro"}},
+		{"private root", "rprivate", nil},
+		{"sysfs asks for rshared", "rshared", []string{"rshared", "ro"}},
+		{"sysfs asks for shared", "", []string{"shared"}},
+		{"sysfs asks for rslave", "rshared", []string{"rslave", "rw"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, native := range []bool{false, true} {
+				s := &specs.Spec{
+					Mounts: []specs.Mount{{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: c.opts}},
+					Linux:  &specs.Linux{RootfsPropagation: c.rootProp},
+				}
+				if err := (SysfsModifier{Native: native}).Modify(s); err != nil {
+					t.Fatal(err)
+				}
+				var prop []string
+				for _, o := range s.Mounts[0].Options {
+					switch o {
+					case "shared", "rshared", "slave", "rslave", "private", "rprivate", "unbindable", "runbindable":
+						prop = append(prop, o)
+					}
+				}
+				if !reflect.DeepEqual(prop, []string{"rprivate"}) {
+					t.Errorf("native %v: propagation options %v of %v, want [rprivate]", native, prop, s.Mounts[0].Options)
+				}
+				if s.Linux.RootfsPropagation != c.rootProp {
+					t.Errorf("native %v: rootfsPropagation %q, want the caller's %q", native, s.Linux.RootfsPropagation, c.rootProp)
+				}
+			}
+		})
 	}
 }

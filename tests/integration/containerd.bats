@@ -14,6 +14,11 @@ teardown() {
 	if [ -e "$RUNC_USERNS_CONFIG.orig" ]; then
 		mv -f "$RUNC_USERNS_CONFIG.orig" "$RUNC_USERNS_CONFIG"
 	fi
+	# A test's own host mounts (SHARED_VOL: a shared volume and what it
+	# mounted below it), also when it failed half-way.
+	if [ -n "${SHARED_VOL:-}" ]; then
+		umount -R -l "$SHARED_VOL" 2>/dev/null || true
+	fi
 	teardown_pods
 }
 
@@ -276,4 +281,45 @@ staged_mounts() { awk -v d="$D/state/containers/" 'index($5, d) == 1 {print $5}'
 	[ "$(uidmap "$debug")" = "$(uidmap "$target")" ]
 	rmpod "$pod"
 	[ "$(pool_count)" = 0 ]
+}
+
+@test "CRI: a Bidirectional volume in a userns pod (rootfsPropagation rshared) starts; the volume is idmapped, receives host mounts and sends none" {
+	# Bidirectional needs a shared source mount (containerd checks it), as
+	# kubelet's pods directory is; this machine's / may be private.
+	SHARED_VOL=$D/bidi
+	mkdir -p "$SHARED_VOL/late" "$SHARED_VOL/fromctr"
+	mount --bind "$SHARED_VOL" "$SHARED_VOL"
+	mount --make-shared "$SHARED_VOL"
+	pod=$(runp bidi '{"runc-userns.io/userns": "auto"}')
+	c=$(run_ctr "$pod" bidi app '["sleep", "3600"]' '.mounts = [{container_path: "/vol", host_path: "'"$SHARED_VOL"'", propagation: 2}]')
+	# What containerd asks of runc for such a mount.
+	[ "$(crictl inspect "$c" | jq -r .info.runtimeSpec.linux.rootfsPropagation)" = rshared ]
+	[ "$(uidmap "$c")" = "$(sandbox_uidmap "$pod")" ]
+	# runc's /sys/fs/cgroup (the mount that failed): the cgroup v1
+	# hierarchies bound below it, or a cgroup2.
+	if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+		want=' /sys/fs/cgroup .* - cgroup2 '
+	else
+		want=' /sys/fs/cgroup/memory .* - cgroup '
+	fi
+	crictl exec "$c" grep -Eq "$want" /proc/self/mountinfo
+	# Idmapped: the pod's root writes as host root.
+	crictl exec "$c" sh -c 'echo v >/vol/written-by-app'
+	[ "$(stat -c %u:%g "$SHARED_VOL/written-by-app")" = 0:0 ]
+	# Receive-only (idmap/policy.go): a host mount made now reaches the
+	# pod; one made in the pod's mount namespace stays there.
+	mount -t tmpfs -o size=1m ctrd-e2e-late "$SHARED_VOL/late"
+	echo late >"$SHARED_VOL/late/file"
+	[ "$(crictl exec "$c" cat /vol/late/file)" = late ]
+	pid=$(crictl inspect "$c" | jq -r .info.pid)
+	# As host root in its mount namespace (nsenter -m runs its busybox mount).
+	nsenter -t "$pid" -m mount -t tmpfs -o size=1m ctrd-e2e-fromctr /vol/fromctr
+	crictl exec "$c" grep -q " /vol/fromctr " /proc/self/mountinfo
+	if mountpoint -q "$SHARED_VOL/fromctr"; then
+		fail "a mount made in the pod reached the host at $SHARED_VOL/fromctr"
+	fi
+	rmpod "$pod"
+	[ "$(pool_count)" = 0 ]
+	[ -z "$(staged_mounts)" ]
+	umount "$SHARED_VOL/late" "$SHARED_VOL"
 }

@@ -368,6 +368,45 @@ uid_map_of() {
 	[ ! -e "$marker" ]
 }
 
+@test "a pod in a network namespace made elsewhere with rootfsPropagation rshared (containerd's, for a Bidirectional volume) starts; the volume receives host mounts and sends none" {
+	netns_elsewhere
+	# A shared source, as kubelet's pods directory is; this machine's /
+	# may be private. teardown_env unmounts what a failed test leaves.
+	vol=$TESTDIR/shared-vol
+	mkdir -p "$vol/late" "$vol/fromctr"
+	mount --bind "$vol" "$vol"
+	mount --make-shared "$vol"
+	b=$(pooled_bundle bidi)
+	join_netns "$TESTDIR/netns" "$b"
+	update_config "$b" '.linux.rootfsPropagation = "rshared"
+		| .mounts += [{destination: "/vol", type: "bind", source: "'"$vol"'", options: ["rbind", "rshared"]}]'
+	start_container "$b" bidi
+	[ "$(jq -r '.mounts[] | select(.destination == "/sys") | .type' "$b/config.json")" = bind ]
+	# runc's /sys/fs/cgroup (the mount that failed): the cgroup v1
+	# hierarchies bound below it, or a cgroup2.
+	if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+		want=' /sys/fs/cgroup .* - cgroup2 '
+	else
+		want=' /sys/fs/cgroup/memory .* - cgroup '
+	fi
+	cexec bidi grep -Eq "$want" /proc/self/mountinfo
+	cexec bidi sh -c 'echo v >/vol/written'
+	[ "$(stat -c %u:%g "$vol/written")" = 0:0 ]
+	# Receive-only (idmap/policy.go).
+	mount -t tmpfs -o size=1m runc-userns-test-late "$vol/late"
+	echo late >"$vol/late/file"
+	[ "$(cexec bidi cat /vol/late/file)" = late ]
+	pid=$(wrapper state bidi | jq .pid)
+	# As host root in its mount namespace (nsenter -m runs its busybox mount).
+	nsenter -t "$pid" -m mount -t tmpfs -o size=1m runc-userns-test-fromctr /vol/fromctr
+	cexec bidi grep -q " /vol/fromctr " /proc/self/mountinfo
+	if mountpoint -q "$vol/fromctr"; then
+		fail "a mount made in the container reached the host at $vol/fromctr"
+	fi
+	wrapper delete --force bidi
+	umount "$vol/late" "$vol" "$TESTDIR/netns"
+}
+
 @test "a pod joining a network namespace made elsewhere (as containerd's CNI netns) runs, exec included; sysfs becomes a read-only bind; its net sysctls are written" {
 	pod_elsewhere sandbox app
 	app=$TESTDIR/app
