@@ -25,18 +25,31 @@ import (
 // says of ranges now), until they have given them back. Only specs that
 // carry mappings pay for resolving the ranges.
 func (a *app) checkCallerMappings(s *specs.Spec) error {
-	type source struct {
-		where string
-		m     []specs.LinuxIDMapping
-	}
-	var all []source
+	var all []mappingSource
 	if s.Linux != nil {
-		all = append(all, source{"linux.uidMappings", s.Linux.UIDMappings}, source{"linux.gidMappings", s.Linux.GIDMappings})
+		all = append(all, mappingSource{"linux.uidMappings", s.Linux.UIDMappings}, mappingSource{"linux.gidMappings", s.Linux.GIDMappings})
 	}
 	for i, m := range s.Mounts {
-		all = append(all, source{fmt.Sprintf("mounts[%d] (%s) uidMappings", i, m.Destination), m.UIDMappings},
-			source{fmt.Sprintf("mounts[%d] (%s) gidMappings", i, m.Destination), m.GIDMappings})
+		all = append(all, mappingSource{fmt.Sprintf("mounts[%d] (%s) uidMappings", i, m.Destination), m.UIDMappings},
+			mappingSource{fmt.Sprintf("mounts[%d] (%s) gidMappings", i, m.Destination), m.GIDMappings})
 	}
+	if err := a.checkMappingsOutsidePool(all); err != nil {
+		return fmt.Errorf("container %s: %w", a.inv.ID, err)
+	}
+	return nil
+}
+
+// mappingSource is one list of mappings a container brings, and where
+// it is given.
+type mappingSource struct {
+	where string
+	m     []specs.LinuxIDMapping
+}
+
+// checkMappingsOutsidePool is checkCallerMappings's rule, for any
+// mappings the caller chose (its spec's, or those of a user namespace its
+// spec joins): none reaches into the pool.
+func (a *app) checkMappingsOutsidePool(all []mappingSource) error {
 	has := false
 	for _, src := range all {
 		has = has || len(src.m) > 0
@@ -52,7 +65,7 @@ func (a *app) checkCallerMappings(s *specs.Spec) error {
 		}
 		held, err := a.heldRanges() // none once those pods are gone
 		if err != nil {
-			return fmt.Errorf("container %s: checking its uid/gid mappings against the ranges pods still hold in %s: %w", a.inv.ID, a.cfg.StateDir, err)
+			return fmt.Errorf("checking its uid/gid mappings against the ranges pods still hold in %s: %w", a.cfg.StateDir, err)
 		}
 		ranges, from = held, "held by a pod made before userns.mode was turned off"
 		hint = "map host IDs outside it, or delete the pods that still hold ranges first (`runc-userns pool ls` lists them)"
@@ -60,7 +73,7 @@ func (a *app) checkCallerMappings(s *specs.Spec) error {
 		var err error
 		ranges, from, err = pool.ResolveRanges(a.cfg.Userns.Ranges, a.cfg.Userns.SubidUser, pool.DefaultSourceEnv())
 		if err != nil {
-			return fmt.Errorf("container %s: checking its uid/gid mappings against the user namespace pool: %w", a.inv.ID, err)
+			return fmt.Errorf("checking its uid/gid mappings against the user namespace pool: %w", err)
 		}
 		from = "from " + from
 		hint = "map host IDs outside the pool, or have the operator move the pool (userns.ranges in " + configName(a.cfg) + ")"
@@ -70,8 +83,8 @@ func (a *app) checkCallerMappings(s *specs.Spec) error {
 			mapped := pool.Range{HostID: e.HostID, Size: e.Size}
 			for _, r := range ranges {
 				if mapped.Overlaps(r) {
-					return fmt.Errorf("container %s: %s maps container IDs %d-%d to host IDs %d-%d, inside the user namespace pool (%s, %s): those host IDs belong to pods and are never shared; %s",
-						a.inv.ID, src.where, e.ContainerID, uint64(e.ContainerID)+uint64(e.Size)-1, e.HostID, uint64(e.HostID)+uint64(e.Size)-1, r, from, hint)
+					return fmt.Errorf("%s maps container IDs %d-%d to host IDs %d-%d, inside the user namespace pool (%s, %s): those host IDs belong to pods and are never shared; %s",
+						src.where, e.ContainerID, uint64(e.ContainerID)+uint64(e.Size)-1, e.HostID, uint64(e.HostID)+uint64(e.Size)-1, r, from, hint)
 				}
 			}
 		}

@@ -350,6 +350,9 @@ func undoStamp(s *specs.Spec, st *oci.Stamp) {
 	if st.UsernsPath != "" {
 		libuserns.Remove(s, st.UsernsPath)
 	}
+	if st.JoinedMappings && s.Linux != nil {
+		s.Linux.UIDMappings, s.Linux.GIDMappings = nil, nil
+	}
 	if st.Netns != "" && s.Linux != nil {
 		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: st.Netns})
 	}
@@ -411,6 +414,7 @@ type plan struct {
 	rootfs      string                        // the staged rootfs root.path points at (planUserns)
 	foreignNet  *foreignNet                   // a network namespace the pod's user namespace does not own (planNetns)
 	mounts      *mountPlan                    // the bind mounts' idmapping (planMounts)
+	joinedMaps  *libuserns.Modifier           // a joined user namespace's mappings, for runc 1.1 (planJoinedUserns)
 	lockedFlags libuserns.LockedFlagsModifier // the bind mounts' locked flags, for a pool user namespace
 }
 
@@ -434,6 +438,9 @@ func (p *plan) modifiers() []modifier {
 	}
 	if p.userns != nil {
 		mods = append(mods, *p.userns, rootfsModifier(p.rootfs))
+	}
+	if p.joinedMaps != nil {
+		mods = append(mods, *p.joinedMaps)
 	}
 	if n := p.foreignNet; n != nil {
 		if n.sysctls {
@@ -623,7 +630,14 @@ func (c *creation) plan(s *specs.Spec) error {
 		podNS, pod = ns, libuserns.PodMappings(stamp.HostID, stamp.Size)
 	}
 	c.ph.Mark("rootfs")
-	if err := c.planMounts(s, stamp, feat, pod, podNS); err != nil {
+	joined, err := c.planJoinedUserns(s, stamp, feat)
+	if err != nil {
+		return err
+	}
+	if joined != nil {
+		defer joined.ns.Close()
+	}
+	if err := c.planMounts(s, stamp, feat, pod, podNS, joined); err != nil {
 		return err
 	}
 	if c.p.poolUserns {
@@ -847,8 +861,12 @@ func (c *creation) markInflight(p *pool.Pool) {
 // plain bind, logged and recorded; an explicit one fails the create. A
 // source that lies under an earlier mount of the spec is runc's to resolve
 // (laterSource).
-func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features, pod []specs.LinuxIDMapping, podNS *os.File) error {
-	cands, err := idmap.Candidates(s, pod, c.req.IdmapSkip)
+func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features, pod []specs.LinuxIDMapping, podNS *os.File, joined *joinedUserns) error {
+	var jm *idmap.Joined
+	if joined != nil {
+		jm = &joined.Joined
+	}
+	cands, err := idmap.Candidates(s, pod, jm, c.req.IdmapSkip)
 	if err != nil || len(cands) == 0 {
 		return err
 	}
@@ -858,7 +876,13 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 			f.Close()
 		}
 	}()
-	nsFor := func(uid, gid []specs.LinuxIDMapping) (int, error) {
+	nsFor := func(cd idmap.Candidate) (int, error) {
+		uid, gid := cd.UID, cd.GID
+		if cd.Joined {
+			// The joined namespace itself, as opened once: the
+			// mappings were read from it.
+			return int(joined.ns.Fd()), nil
+		}
 		if podNS != nil && libuserns.Equal(uid, pod) && libuserns.Equal(gid, pod) {
 			return int(podNS.Fd()), nil
 		}
@@ -885,7 +909,7 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 			}
 			continue
 		}
-		fd, err := nsFor(cd.UID, cd.GID)
+		fd, err := nsFor(cd)
 		if err == nil {
 			err = c.idmapMount(mm, feat, cd, src, fd)
 		}
@@ -902,6 +926,70 @@ func (c *creation) planMounts(s *specs.Spec, stamp *oci.Stamp, feat *runc.Featur
 	}
 	c.p.mounts = mm
 	return nil
+}
+
+// joinedUserns is the user namespace a container joins by path, opened
+// once, with the mappings read from that open file (planJoinedUserns).
+type joinedUserns struct {
+	idmap.Joined
+	ns *os.File
+}
+
+// planJoinedUserns: a container that joins a user namespace by path, has
+// no uid/gid mappings in its spec, and asks for an idmap or ridmap bind
+// mount without mappings of its own (idmap.JoinedUserns) gets the joined
+// namespace's mappings for that mount, as runc >= 1.2 gives them. The
+// path, which a pod author may influence, is opened once
+// (libuserns.OpenUserns: an nsfs user namespace) and the mappings are
+// read from that open namespace (libuserns.Mappings), which is also what
+// idmaps the mounts for runc 1.1 (planMounts); the wrapper never resolves
+// the path again. They pass the rule of the caller's own mappings: none
+// into the pool. runc 1.1 needs them in linux.uidMappings and gidMappings
+// too, or refuses to run in a joined namespace ("no uid mappings
+// found"): they are added there, and the stamp says so, for a second
+// create of the bundle to take them out again (undoStamp). runc >= 1.2
+// reads them from the path itself and gets the spec as it is.
+func (c *creation) planJoinedUserns(s *specs.Spec, stamp *oci.Stamp, feat *runc.Features) (*joinedUserns, error) {
+	if c.p.join != nil && c.p.join.TakesUserns() {
+		return nil, nil // nsjoin's: the target's user namespace, with its mappings
+	}
+	path := idmap.JoinedUserns(s)
+	if path == "" {
+		return nil, nil
+	}
+	what := "an idmap bind mount without uid/gid mappings takes those of the user namespace the container joins, " + path
+	const mappings = "give the mount uidMappings and gidMappings (or the container linux.uidMappings and gidMappings)"
+	ns, err := libuserns.OpenUserns(path, oci.FileKind)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w; give the path of a user namespace (/proc/<pid>/ns/user or a bind mount of one), or %s", what, err, mappings)
+	}
+	uid, gid, err := libuserns.Mappings(ns)
+	if err != nil {
+		ns.Close()
+		var hint string
+		switch {
+		case errors.Is(err, libuserns.ErrNoMapping):
+			hint = "write the namespace's uid_map and gid_map before the container is created, or " + mappings
+		case errors.Is(err, libuserns.ErrOwnUserns):
+			hint = "an idmapped mount through it would map nothing (the kernel refuses it): join another user namespace, or " + mappings
+		case errors.Is(err, os.ErrPermission):
+			hint = "runc-userns may join only a user namespace made below its own: join such a namespace, or " + mappings
+		default:
+			hint = mappings
+		}
+		return nil, fmt.Errorf("%s, whose mappings cannot be read or used: %w; %s", what, err, hint)
+	}
+	src := "the user namespace it joins, " + path + ","
+	if err := c.checkMappingsOutsidePool([]mappingSource{{src + " uid_map", uid}, {src + " gid_map", gid}}); err != nil {
+		ns.Close()
+		return nil, err
+	}
+	c.log.Infof("container %s: joins user namespace %s with no mappings in its spec: its idmap bind mounts without mappings take that namespace's (uid_map %q, gid_map %q)", c.id, path, libuserns.FormatMappings(uid), libuserns.FormatMappings(gid))
+	if !feat.NativeIdmap {
+		c.p.joinedMaps = &libuserns.Modifier{Path: path, UID: uid, GID: gid}
+		stamp.JoinedMappings = true
+	}
+	return &joinedUserns{Joined: idmap.Joined{Path: path, UID: uid, GID: gid}, ns: ns}, nil
 }
 
 // mountPlan is what planMounts decided for the bind mounts.

@@ -43,6 +43,12 @@ func TestPlanModifiers(t *testing.T) {
 				s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "user", Path: "/state/pods/c/userns"})
 				s.Linux.UIDMappings, s.Linux.GIDMappings = podMap, podMap
 			}},
+		{"a joined user namespace's mappings, for runc 1.1: the caller's entry kept, the mappings added", plan{stamp: stamp,
+			joinedMaps: &libuserns.Modifier{Path: "/proc/42/ns/user", UID: podMap, GID: podMap}},
+			func(s *specs.Spec) {
+				s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "user", Path: "/proc/42/ns/user"})
+				s.Linux.UIDMappings, s.Linux.GIDMappings = podMap, podMap
+			}},
 		{"a foreign network namespace, entered for runc", plan{stamp: stamp, foreignNet: &foreignNet{sysctls: true, enter: true}},
 			func(s *specs.Spec) {
 				s.Linux.Namespaces = s.Linux.Namespaces[:1]

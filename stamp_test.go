@@ -89,6 +89,24 @@ func TestUndoStampNetns(t *testing.T) {
 	}
 }
 
+// A second create of the same bundle starts from the caller's spec: the
+// mappings of a joined user namespace added for runc 1.1 go, the caller's
+// entry that joins it stays.
+func TestUndoStampJoinedMappings(t *testing.T) {
+	m := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 1000000, Size: 65536}}
+	userns := []specs.LinuxNamespace{{Type: "pid"}, {Type: "user", Path: "/proc/42/ns/user"}}
+	for _, joined := range []bool{true, false} {
+		s := &specs.Spec{Linux: &specs.Linux{Namespaces: append([]specs.LinuxNamespace(nil), userns...), UIDMappings: m, GIDMappings: m}, Annotations: map[string]string{}}
+		undoStamp(s, &oci.Stamp{JoinedMappings: joined})
+		if !reflect.DeepEqual(s.Linux.Namespaces, userns) {
+			t.Errorf("JoinedMappings %v: namespaces after undo = %v, want %v", joined, s.Linux.Namespaces, userns)
+		}
+		if got := len(s.Linux.UIDMappings) > 0 || len(s.Linux.GIDMappings) > 0; got == joined {
+			t.Errorf("JoinedMappings %v: mappings after undo = %v, %v", joined, s.Linux.UIDMappings, s.Linux.GIDMappings)
+		}
+	}
+}
+
 // The modifier takes out the net.* sysctls and only them; undoStamp puts
 // them back, so a second create of the bundle starts from the caller's.
 func TestNetSysctlModifierAndUndo(t *testing.T) {

@@ -20,6 +20,12 @@ type Candidate struct {
 	// a plain bind.
 	Explicit bool
 	UID, GID []specs.LinuxIDMapping
+	// Joined: UID and GID are the mappings of the user namespace the
+	// container joins by path (an explicit idmap or ridmap option with no
+	// mappings anywhere in the spec): the mount is idmapped through that
+	// namespace itself, and a runtime with idmap support reads them from
+	// the path, as it does for the container.
+	Joined bool
 	// Propagation is the staged clone's: MS_PRIVATE for a mount whose
 	// options (the last one wins, as in runc) say private or unbindable,
 	// else MS_SLAVE, a slave of its source's peer group, as runc's own
@@ -119,12 +125,46 @@ func Requested(s *specs.Spec) bool {
 	return false
 }
 
+// Joined is the user namespace a container joins by path, with the
+// mappings read from it (JoinedUserns says when they are needed).
+type Joined struct {
+	Path     string
+	UID, GID []specs.LinuxIDMapping
+}
+
+// JoinedUserns returns the path of the user namespace the spec joins
+// (linux.namespaces, type user) when an explicit idmap needs its mappings:
+// the spec has no uid/gid mappings of its own and a bind mount asks for
+// idmap or ridmap without mount-level mappings. runc >= 1.2 takes the
+// joined namespace's mappings for such a mount; "" when none is needed.
+func JoinedUserns(s *specs.Spec) string {
+	if s.Linux == nil || len(s.Linux.UIDMappings) > 0 || len(s.Linux.GIDMappings) > 0 {
+		return ""
+	}
+	path := ""
+	for _, ns := range s.Linux.Namespaces {
+		if ns.Type == specs.UserNamespace {
+			path = ns.Path
+		}
+	}
+	if path == "" {
+		return ""
+	}
+	for _, m := range s.Mounts {
+		if IsBind(m) && len(m.UIDMappings) == 0 && len(m.GIDMappings) == 0 && hasOption(m, "idmap", "ridmap") {
+			return path
+		}
+	}
+	return ""
+}
+
 // Candidates picks the bind mounts to idmap. pod is the pool user
 // namespace's mapping (nil when the container has none of ours): with it,
 // every bind mount not listed in skip (container paths) is a candidate.
 // Explicit requests are honoured for any container: mount-level mappings,
-// or the idmap/ridmap option with the container's own mappings.
-func Candidates(s *specs.Spec, pod []specs.LinuxIDMapping, skip []string) ([]Candidate, error) {
+// or the idmap/ridmap option with the container's own mappings, else
+// those of the user namespace it joins by path (joined, nil if none).
+func Candidates(s *specs.Spec, pod []specs.LinuxIDMapping, joined *Joined, skip []string) ([]Candidate, error) {
 	skipped := make(map[string]bool, len(skip))
 	for _, p := range skip {
 		skipped[filepath.Clean(p)] = true
@@ -153,10 +193,12 @@ func Candidates(s *specs.Spec, pod []specs.LinuxIDMapping, skip []string) ([]Can
 			switch {
 			case s.Linux != nil && len(s.Linux.UIDMappings) > 0 && len(s.Linux.GIDMappings) > 0:
 				c.UID, c.GID = s.Linux.UIDMappings, s.Linux.GIDMappings
+			case joined != nil:
+				c.UID, c.GID, c.Joined = joined.UID, joined.GID, true
 			case pod != nil:
 				c.UID, c.GID = pod, pod
 			default:
-				return nil, fmt.Errorf("mount %s asks for idmap but neither the mount nor the container has uid/gid mappings: %w", m.Destination, ErrNoMappings)
+				return nil, fmt.Errorf("mount %s asks for idmap but neither the mount nor the container has uid/gid mappings: %w; give the mount uidMappings and gidMappings, or the container a user namespace (mappings, or a path to join)", m.Destination, ErrNoMappings)
 			}
 		case pod != nil && !skipped[filepath.Clean(m.Destination)]:
 			c.UID, c.GID = pod, pod
@@ -170,7 +212,9 @@ func Candidates(s *specs.Spec, pod []specs.LinuxIDMapping, skip []string) ([]Can
 
 // NativeModifier asks a runtime with its own idmap support (runc >= 1.2)
 // to idmap the candidates: mount-level mappings and the idmap / ridmap
-// option. Explicit mounts are already in that form and stay as they are.
+// option. Explicit mounts are already in that form and stay as they are,
+// as does one that takes the joined user namespace's mappings: the
+// runtime reads them from the namespace's path itself.
 type NativeModifier struct {
 	Candidates []Candidate
 }
@@ -178,7 +222,7 @@ type NativeModifier struct {
 func (n NativeModifier) Modify(s *specs.Spec) error {
 	for _, c := range n.Candidates {
 		m := &s.Mounts[c.Index]
-		if c.Explicit && len(m.UIDMappings) > 0 {
+		if c.Explicit && (len(m.UIDMappings) > 0 || c.Joined) {
 			continue
 		}
 		m.UIDMappings = append([]specs.LinuxIDMapping(nil), c.UID...)

@@ -159,7 +159,7 @@ func TestCandidates(t *testing.T) {
 			if c.caller != nil {
 				s.Linux = &specs.Linux{UIDMappings: c.caller, GIDMappings: c.caller}
 			}
-			got, err := Candidates(s, c.pod, c.skip)
+			got, err := Candidates(s, c.pod, nil, c.skip)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("Candidates error = %v, want one mentioning %q", err, c.wantErr)
@@ -197,7 +197,7 @@ func TestNativeModifier(t *testing.T) {
 		bind("/opt", "idmap"),
 		{Destination: "/proc", Type: "proc"},
 	}}
-	cands, err := Candidates(s, podMap, nil)
+	cands, err := Candidates(s, podMap, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestPropagation(t *testing.T) {
 		if got := propagation(m); got != c.want {
 			t.Errorf("propagation(%q) = %#x, want %#x", c.opts, got, c.want)
 		}
-		cands, err := Candidates(&specs.Spec{Mounts: []specs.Mount{m}}, podMap, nil)
+		cands, err := Candidates(&specs.Spec{Mounts: []specs.Mount{m}}, podMap, nil, nil)
 		if err != nil || len(cands) != 1 || cands[0].Propagation != c.want {
 			t.Errorf("Candidates(%q) = %+v, %v; want one with propagation %#x", c.opts, cands, err, c.want)
 		}
@@ -340,5 +340,132 @@ func TestUnderEarlierMount(t *testing.T) {
 	}
 	if got := UnderEarlierMount(&specs.Spec{Root: &specs.Root{Path: "rootfs"}}, "/b", 3); got != "" {
 		t.Errorf("index out of range: %q", got)
+	}
+}
+
+// joinedUID and joinedGID are a joined user namespace's maps: they differ,
+// as a namespace's may.
+var (
+	joinedUID = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 300000, Size: 65536}}
+	joinedGID = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 400000, Size: 1000}, {ContainerID: 1000, HostID: 5, Size: 1}}
+)
+
+func TestJoinedUserns(t *testing.T) {
+	const path = "/proc/42/ns/user"
+	userns := []specs.LinuxNamespace{{Type: specs.PIDNamespace}, {Type: specs.UserNamespace, Path: path}}
+	cases := []struct {
+		name   string
+		linux  *specs.Linux
+		mounts []specs.Mount
+		want   string
+	}{
+		{"idmap option, user namespace by path, no mappings", &specs.Linux{Namespaces: userns}, []specs.Mount{bind("/a"), bind("/v", "idmap")}, path},
+		{"ridmap option", &specs.Linux{Namespaces: userns}, []specs.Mount{bind("/v", "rbind", "ridmap")}, path},
+		{"no linux section", nil, []specs.Mount{bind("/v", "idmap")}, ""},
+		{"a new user namespace (no path)", &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.UserNamespace}}}, []specs.Mount{bind("/v", "idmap")}, ""},
+		{"no user namespace", &specs.Linux{Namespaces: userns[:1]}, []specs.Mount{bind("/v", "idmap")}, ""},
+		{"the container's own mappings are given", &specs.Linux{Namespaces: userns, UIDMappings: callerMap, GIDMappings: callerMap}, []specs.Mount{bind("/v", "idmap")}, ""},
+		{"only uidMappings given (runc's to refuse)", &specs.Linux{Namespaces: userns, UIDMappings: callerMap}, []specs.Mount{bind("/v", "idmap")}, ""},
+		{"the mount has mappings of its own", &specs.Linux{Namespaces: userns}, []specs.Mount{{Destination: "/v", Type: "bind", Options: []string{"idmap"}, UIDMappings: mountMap, GIDMappings: mountMap}}, ""},
+		{"no idmap asked", &specs.Linux{Namespaces: userns}, []specs.Mount{bind("/v", "rbind")}, ""},
+		{"idmap on a non-bind mount", &specs.Linux{Namespaces: userns}, []specs.Mount{{Destination: "/t", Type: "tmpfs", Options: []string{"idmap"}}}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := JoinedUserns(&specs.Spec{Linux: c.linux, Mounts: c.mounts}); got != c.want {
+				t.Fatalf("JoinedUserns = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestCandidatesJoined(t *testing.T) {
+	joined := &Joined{Path: "/proc/42/ns/user", UID: joinedUID, GID: joinedGID}
+	type cand struct {
+		Index    int
+		UID, GID []specs.LinuxIDMapping
+		Joined   bool
+	}
+	cases := []struct {
+		name    string
+		mounts  []specs.Mount
+		caller  []specs.LinuxIDMapping
+		joined  *Joined
+		want    []cand
+		wantErr error
+	}{
+		{
+			name:   "idmap option alone takes the joined namespace's mappings, uid and gid apart",
+			mounts: []specs.Mount{bind("/plain"), bind("/v", "idmap"), bind("/r", "rbind", "ridmap")},
+			joined: joined,
+			want:   []cand{{1, joinedUID, joinedGID, true}, {2, joinedUID, joinedGID, true}},
+		},
+		{
+			name:   "mount-level mappings win over the joined namespace's",
+			mounts: []specs.Mount{{Destination: "/v", Type: "bind", Options: []string{"idmap"}, UIDMappings: mountMap, GIDMappings: mountMap}},
+			joined: joined,
+			want:   []cand{{0, mountMap, mountMap, false}},
+		},
+		{
+			name:   "the container's own mappings win over the joined namespace's",
+			mounts: []specs.Mount{bind("/v", "idmap")},
+			caller: callerMap,
+			joined: joined,
+			want:   []cand{{0, callerMap, callerMap, false}},
+		},
+		{
+			name:    "without it the idmap option alone is refused",
+			mounts:  []specs.Mount{bind("/v", "idmap")},
+			wantErr: ErrNoMappings,
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := &specs.Spec{Mounts: c.mounts}
+			if c.caller != nil {
+				s.Linux = &specs.Linux{UIDMappings: c.caller, GIDMappings: c.caller}
+			}
+			got, err := Candidates(s, nil, c.joined, nil)
+			if c.wantErr != nil {
+				if !errors.Is(err, c.wantErr) {
+					t.Fatalf("Candidates = %+v, %v; want %v", got, err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var have []cand
+			for _, g := range got {
+				if !g.Explicit {
+					t.Errorf("candidate %d: not explicit", g.Index)
+				}
+				have = append(have, cand{g.Index, g.UID, g.GID, g.Joined})
+			}
+			if !reflect.DeepEqual(have, c.want) {
+				t.Fatalf("Candidates = %+v, want %+v", have, c.want)
+			}
+		})
+	}
+}
+
+// TestNativeModifierJoined: a mount that takes the joined namespace's
+// mappings is left as the caller wrote it: runc >= 1.2 reads them from
+// the namespace's path (its UserNSPath), which the spec already has.
+func TestNativeModifierJoined(t *testing.T) {
+	s := &specs.Spec{
+		Linux:  &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.UserNamespace, Path: "/proc/42/ns/user"}}},
+		Mounts: []specs.Mount{bind("/v", "idmap"), bind("/r", "rbind", "ridmap")},
+	}
+	want := append([]specs.Mount(nil), s.Mounts...)
+	cands, err := Candidates(s, nil, &Joined{Path: "/proc/42/ns/user", UID: joinedUID, GID: joinedGID}, nil)
+	if err != nil || len(cands) != 2 {
+		t.Fatalf("Candidates = %+v, %v; want 2", cands, err)
+	}
+	if err := (NativeModifier{Candidates: cands}).Modify(s); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s.Mounts, want) {
+		t.Fatalf("mounts after NativeModifier:\n got %+v\nwant %+v", s.Mounts, want)
 	}
 }

@@ -25,7 +25,15 @@
 //     and linux.gidMappings.
 //   - IsUserns tells a user namespace from any other path without opening
 //     a file it has not first seen to be an nsfs file (a caller's
-//     linux.namespaces[user].path).
+//     linux.namespaces[user].path); OpenUserns does the same and returns
+//     the namespace it checked, open.
+//   - Mappings reads the uid and gid maps of an open user namespace,
+//     never through a path: a clone(CLONE_VM) child like NewUserns's
+//     holder setns(2)s into it and waits while its /proc/<pid>/uid_map
+//     and gid_map are read (Go cannot setns into a user namespace: it is
+//     multi-threaded), after its ns/user was checked to be that
+//     namespace. The child is reaped as the holders are. Maps that are
+//     empty or more than 340 lines long are refused (ParseNamespaceMaps).
 //   - LockedFlags and LockedFlagsModifier add to a bind mount that runc will
 //     remount the nosuid, nodev and noexec its source already has, which a
 //     user namespace locks: nothing the container can observe changes.

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -120,6 +121,164 @@ int runc_userns_new(const char *uid_map, size_t uid_len, const char *gid_map, si
 	*holder_pid = pid;
 	*holder_stack = stack;
 	return err ? -err : ns;
+}
+
+// joiner runs in the child of runc_userns_maps, like holder: it joins the
+// user namespace whose fd a[4] is, reports setns's errno (0: joined) as
+// one int on the status pipe a[3], and waits for EOF on a[0]. errno is
+// the parent thread's (the child shares its TLS): the parent is blocked
+// in read(2) on the status pipe until the child has written, and looks at
+// errno only after a call of its own failed.
+static int joiner(void *arg)
+{
+	const int *a = arg;
+	int err = 0;
+	char c;
+
+	syscall(SYS_close, a[1]);
+	syscall(SYS_close, a[2]);
+	if (syscall(SYS_setns, a[4], CLONE_NEWUSER) < 0)
+		err = errno ? errno : EINVAL;
+	syscall(SYS_write, a[3], &err, sizeof(err));
+	syscall(SYS_close, a[3]);
+	while (syscall(SYS_read, a[0], &c, 1) > 0)
+		;
+	syscall(SYS_exit_group, 0);
+	return 0;
+}
+
+// read_map reads /proc/<pid>/<file> into buf (cap bytes at most): its
+// length, or -errno. A map that fills buf is refused (E2BIG).
+static ssize_t read_map(pid_t pid, const char *file, char *buf, size_t cap)
+{
+	char path[64];
+	size_t len = 0;
+	ssize_t n;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (len < cap) {
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	if (err)
+		return -err;
+	if (len == cap)
+		return -E2BIG;
+	return len;
+}
+
+int runc_userns_maps(int ns, char *uid_buf, size_t *uid_len, char *gid_buf, size_t *gid_len, size_t cap, int *step,
+		     int *holder_pid, void **holder_stack)
+{
+	sigset_t all, old;
+	int a[5], st[2], joined = -1, err = 0;
+	char path[64];
+	struct stat want, got;
+	void *stack;
+	ssize_t n;
+	pid_t pid;
+
+	*step = MAPS_STEP_CLONE;
+	*holder_pid = 0;
+	*holder_stack = NULL;
+	if (fstat(ns, &want) < 0)
+		return -errno;
+	if (pipe2(a, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(st, O_CLOEXEC) < 0) {
+		err = errno;
+		close(a[0]);
+		close(a[1]);
+		return -err;
+	}
+	a[2] = st[0];
+	a[3] = st[1];
+	a[4] = ns;
+	stack = mmap(NULL, HOLDER_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED) {
+		err = errno;
+		goto out;
+	}
+	// The child's copy of the fds, at the bottom of its stack (see holder).
+	memcpy(stack, a, sizeof(a));
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	// No CLONE_FS: setns into a user namespace refuses a caller that
+	// shares its filesystem attributes (EINVAL); nor CLONE_THREAD.
+	pid = clone(joiner, (char *)stack + HOLDER_STACK, CLONE_VM, stack);
+	if (pid < 0)
+		err = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0) {
+		munmap(stack, HOLDER_STACK);
+		goto out;
+	}
+	*holder_pid = pid;
+	*holder_stack = stack;
+	// Our copy of the status pipe's write end goes, so that a child that
+	// dies before it writes gives EOF rather than a hang.
+	close(st[1]);
+	st[1] = -1;
+	*step = MAPS_STEP_SETNS;
+	do
+		n = read(st[0], &joined, sizeof(joined));
+	while (n < 0 && errno == EINTR);
+	if (n != sizeof(joined)) {
+		err = n < 0 ? errno : ECHILD;
+		goto out;
+	}
+	if (joined != 0) {
+		err = joined;
+		goto out;
+	}
+	// The child is ours and not yet reaped: /proc/<pid> is that child, and
+	// its user namespace the one it joined, proven by inode. The maps are
+	// printed relative to the reader's user namespace: ours.
+	*step = MAPS_STEP_CHECK;
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	if (stat(path, &got) < 0) {
+		err = errno;
+		goto out;
+	}
+	if (got.st_dev != want.st_dev || got.st_ino != want.st_ino) {
+		err = ESRCH;
+		goto out;
+	}
+	*step = MAPS_STEP_UID_MAP;
+	n = read_map(pid, "uid_map", uid_buf, cap);
+	if (n < 0) {
+		err = -n;
+		goto out;
+	}
+	*uid_len = n;
+	*step = MAPS_STEP_GID_MAP;
+	n = read_map(pid, "gid_map", gid_buf, cap);
+	if (n < 0) {
+		err = -n;
+		goto out;
+	}
+	*gid_len = n;
+out:
+	// With our ends of the wait pipe closed the child reads EOF and exits.
+	close(a[0]);
+	close(a[1]);
+	close(st[0]);
+	if (st[1] >= 0)
+		close(st[1]);
+	return -err;
 }
 
 int runc_userns_reap(int pid, void *stack, int block)

@@ -6,8 +6,10 @@ package libuserns
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -60,6 +62,52 @@ func newUserns(uid, gid []specs.LinuxIDMapping) (*os.File, error) {
 		return nil, os.NewSyscallError("clone CLONE_NEWUSER", errno)
 	}
 	return os.NewFile(uintptr(fd), "userns"), nil
+}
+
+// joinAndReadMaps reads the uid_map and gid_map of the user namespace ns through
+// a child that joins it (holder_linux.c, runc_userns_maps): a
+// clone(CLONE_VM) like the holder, which setns(2)s into ns (Go cannot: a
+// user namespace is joined only by a single-threaded process) and waits,
+// while we read its maps from /proc/<child>, which no other process can
+// have while it is our unreaped child. Nothing is resolved by path: the
+// namespace is the fd's, and the child's /proc/<pid>/ns/user is checked to
+// be that very namespace before its maps are read. The maps come relative
+// to our user namespace (host IDs, for a wrapper in the host's). The child
+// is reaped as NewUserns's holders are.
+func joinAndReadMaps(ns *os.File) (uid, gid []byte, err error) {
+	uidBuf, gidBuf := make([]byte, maxMapSize), make([]byte, maxMapSize)
+	reapHolders(false)
+	var step, pid C.int
+	var uidLen, gidLen C.size_t
+	var stack unsafe.Pointer
+	rc := C.runc_userns_maps(C.int(ns.Fd()),
+		(*C.char)(unsafe.Pointer(&uidBuf[0])), &uidLen,
+		(*C.char)(unsafe.Pointer(&gidBuf[0])), &gidLen, C.size_t(maxMapSize),
+		&step, &pid, &stack)
+	runtime.KeepAlive(ns)
+	if pid > 0 {
+		holders.Lock()
+		holders.list = append(holders.list, holder{pid, stack})
+		holders.Unlock()
+	}
+	if rc < 0 {
+		errno := syscall.Errno(-rc)
+		switch step {
+		case C.MAPS_STEP_SETNS:
+			return nil, nil, os.NewSyscallError("setns CLONE_NEWUSER", errno)
+		case C.MAPS_STEP_CHECK:
+			if errno == syscall.ESRCH {
+				return nil, nil, errors.New("the child that joined the namespace is not in it")
+			}
+			return nil, nil, &os.PathError{Op: "stat", Path: "/proc/<child>/ns/user", Err: errno}
+		case C.MAPS_STEP_UID_MAP:
+			return nil, nil, &os.PathError{Op: "read", Path: "/proc/<child>/uid_map", Err: errno}
+		case C.MAPS_STEP_GID_MAP:
+			return nil, nil, &os.PathError{Op: "read", Path: "/proc/<child>/gid_map", Err: errno}
+		}
+		return nil, nil, os.NewSyscallError("clone", errno)
+	}
+	return uidBuf[:uidLen], gidBuf[:gidLen], nil
 }
 
 // holders are the holder children not reaped yet.

@@ -14,6 +14,11 @@ func newUserns(_, _ []specs.LinuxIDMapping) (*os.File, error) {
 	return nil, errors.New("this runc-userns was built without cgo (CGO_ENABLED=0) and cannot create user namespaces: rebuild it with `make build`")
 }
 
+// joinAndReadMaps needs the C child (holder_linux.c).
+func joinAndReadMaps(_ *os.File) (_, _ []byte, _ error) {
+	return nil, nil, errors.New("this runc-userns was built without cgo (CGO_ENABLED=0) and cannot read a joined user namespace's mappings: rebuild it with `make build`")
+}
+
 // ReapHolders has nothing to reap without the C holder.
 func ReapHolders() {}
 

@@ -2,6 +2,8 @@ package libuserns
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -27,6 +29,37 @@ func FormatMappings(m []specs.LinuxIDMapping) string {
 
 // maxMapLines is the kernel's limit on lines in uid_map (Linux >= 4.15).
 const maxMapLines = 340
+
+// maxMapSize bounds a uid_map or gid_map read from the kernel: 340 lines
+// of three 10-digit fields, as it prints them, take 11220 bytes.
+const maxMapSize = 16 << 10
+
+// ParseNamespaceMaps parses the uid_map and gid_map of a user namespace
+// that a container joins (Mappings), and refuses what cannot describe
+// it: a map that is not one, one of more than 340 lines (the kernel's
+// limit, more than a namespace can have), an empty one (nothing was
+// written to it yet: no ID, root included, is mapped, and neither an
+// idmapped mount nor runc can use it).
+func ParseNamespaceMaps(uidMap, gidMap []byte) (uid, gid []specs.LinuxIDMapping, err error) {
+	for _, f := range []struct {
+		name string
+		in   []byte
+		out  *[]specs.LinuxIDMapping
+	}{{"uid_map", uidMap, &uid}, {"gid_map", gidMap, &gid}} {
+		m, err := ParseMappings(bytes.NewReader(f.in))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", f.name, err)
+		}
+		if len(m) == 0 {
+			return nil, nil, fmt.Errorf("%s: %w", f.name, ErrNoMapping)
+		}
+		*f.out = m
+	}
+	return uid, gid, nil
+}
+
+// ErrNoMapping: a user namespace whose uid_map or gid_map is empty.
+var ErrNoMapping = errors.New("empty: no mapping was written to the namespace")
 
 // ParseMappings reads /proc/<pid>/uid_map or gid_map contents: lines of
 // "inside outside count", blank-separated.

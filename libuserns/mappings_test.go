@@ -1,6 +1,7 @@
 package libuserns
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -207,6 +208,90 @@ func FuzzParseMappings(f *testing.F) {
 		}
 		if again := FormatMappings(back); again != text {
 			t.Fatalf("FormatMappings not stable: %q then %q", text, again)
+		}
+	})
+}
+
+func TestParseNamespaceMaps(t *testing.T) {
+	cases := []struct {
+		name          string
+		uidMap        string
+		gidMap        string
+		wantUID       []specs.LinuxIDMapping
+		wantGID       []specs.LinuxIDMapping
+		wantErr       string // "" means no error
+		wantNoMapping bool   // the error wraps ErrNoMapping
+	}{
+		{name: "pod range", uidMap: "         0 3000000000      65536\n", gidMap: "         0 3000000000      65536\n",
+			wantUID: []specs.LinuxIDMapping{m(0, 3000000000, 65536)}, wantGID: []specs.LinuxIDMapping{m(0, 3000000000, 65536)}},
+		{name: "uid and gid maps differ", uidMap: "0 100000 65536\n", gidMap: "0 200000 1000\n1000 5 1\n",
+			wantUID: []specs.LinuxIDMapping{m(0, 100000, 65536)}, wantGID: []specs.LinuxIDMapping{m(0, 200000, 1000), m(1000, 5, 1)}},
+		{name: "340 lines", uidMap: lines(340), gidMap: lines(1),
+			wantUID: func() []specs.LinuxIDMapping {
+				var out []specs.LinuxIDMapping
+				for i := range uint32(340) {
+					out = append(out, m(i, 100000+i, 1))
+				}
+				return out
+			}(), wantGID: []specs.LinuxIDMapping{m(0, 100000, 1)}},
+		{name: "empty uid_map", uidMap: "", gidMap: "0 1 1\n", wantErr: "uid_map: empty: no mapping was written", wantNoMapping: true},
+		{name: "empty gid_map", uidMap: "0 1 1\n", gidMap: "\n", wantErr: "gid_map: empty: no mapping was written", wantNoMapping: true},
+		{name: "both empty", wantErr: "uid_map: empty", wantNoMapping: true},
+		{name: "more than 340 uid lines", uidMap: lines(341), gidMap: lines(1), wantErr: "uid_map: id map has more than 340 lines"},
+		{name: "more than 340 gid lines", uidMap: lines(1), gidMap: lines(341), wantErr: "gid_map: id map has more than 340 lines"},
+		{name: "garbage gid_map", uidMap: "0 1 1\n", gidMap: "0 1\n", wantErr: "gid_map: id map line \"0 1\": want 3 fields, have 2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			uid, gid, err := ParseNamespaceMaps([]byte(c.uidMap), []byte(c.gidMap))
+			if c.wantErr != "" {
+				if err == nil {
+					t.Fatalf("ParseNamespaceMaps = %v, %v, want an error", uid, gid)
+				}
+				if !strings.Contains(err.Error(), c.wantErr) {
+					t.Errorf("error %q does not mention %q", err, c.wantErr)
+				}
+				if got := errors.Is(err, ErrNoMapping); got != c.wantNoMapping {
+					t.Errorf("errors.Is(%v, ErrNoMapping) = %v, want %v", err, got, c.wantNoMapping)
+				}
+				if uid != nil || gid != nil {
+					t.Errorf("mappings %v, %v returned with the error", uid, gid)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseNamespaceMaps: %v", err)
+			}
+			if !Equal(uid, c.wantUID) || !Equal(gid, c.wantGID) {
+				t.Errorf("ParseNamespaceMaps = %v, %v, want %v, %v", uid, gid, c.wantUID, c.wantGID)
+			}
+		})
+	}
+}
+
+// FuzzParseNamespaceMaps: ParseNamespaceMaps never panics, and what it
+// accepts is two non-empty maps that ParseMappings reads alike.
+func FuzzParseNamespaceMaps(f *testing.F) {
+	f.Add([]byte("0 3000000000 65536\n"), []byte("0 3000000000 65536\n"))
+	f.Add([]byte(""), []byte("0 1 1\n"))
+	f.Add([]byte("0 1 1\n"), []byte("0 1 0\n"))
+	f.Add([]byte(lines(3)), []byte("a b c"))
+	f.Fuzz(func(t *testing.T, uidMap, gidMap []byte) {
+		uid, gid, err := ParseNamespaceMaps(uidMap, gidMap)
+		if err != nil {
+			return
+		}
+		if len(uid) == 0 || len(gid) == 0 {
+			t.Fatalf("accepted an empty map: %v, %v", uid, gid)
+		}
+		for _, c := range []struct {
+			in  []byte
+			got []specs.LinuxIDMapping
+		}{{uidMap, uid}, {gidMap, gid}} {
+			want, err := ParseMappings(strings.NewReader(string(c.in)))
+			if err != nil || !Equal(want, c.got) {
+				t.Fatalf("ParseNamespaceMaps gave %v for %q; ParseMappings %v, %v", c.got, c.in, want, err)
+			}
 		}
 	})
 }

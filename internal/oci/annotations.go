@@ -104,6 +104,10 @@ type Stamp struct {
 	UsernsPath string `json:"usernsPath,omitempty"`
 	// Mappings is true when the uid/gid mappings are ours.
 	Mappings bool `json:"mappings,omitempty"`
+	// JoinedMappings is true when the uid/gid mappings are those of the
+	// user namespace the caller's spec joins by path, which we added for
+	// a runtime that does not read them from the namespace (runc 1.1).
+	JoinedMappings bool `json:"joinedMappings,omitempty"`
 	// Netns is the network namespace path we removed from the spec and
 	// start runc in instead (runc < 1.3, a network namespace the pod's
 	// user namespace does not own).

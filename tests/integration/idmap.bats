@@ -15,6 +15,10 @@ setup() {
 }
 
 teardown() {
+	if [ -n "${HOLDER:-}" ]; then
+		kill "$HOLDER" 2>/dev/null || true
+		wait "$HOLDER" 2>/dev/null || true
+	fi
 	teardown_env
 }
 
@@ -347,4 +351,109 @@ own_userns() {
 		[ ! -e "$RUNC_ROOT/pnest" ]
 		pool_empty
 	fi
+}
+
+# userns_holder UID-MAP GID-MAP: a process in a user namespace of its own
+# (unshare -U), with the maps given written ("" writes none); HOLDER is
+# its PID, which teardown kills.
+userns_holder() {
+	local i
+	unshare -U sleep infinity </dev/null >/dev/null 2>&1 &
+	HOLDER=$!
+	# unshare runs in ours until it has unshared.
+	for i in $(seq 50); do
+		[ "$(readlink "/proc/$HOLDER/ns/user")" != "$(readlink /proc/self/ns/user)" ] && break
+		sleep 0.1
+	done
+	[ "$(readlink "/proc/$HOLDER/ns/user")" != "$(readlink /proc/self/ns/user)" ] || {
+		fail "unshare -U ($HOLDER) made no user namespace"
+		return 1
+	}
+	if [ -n "$1" ]; then
+		echo "$1" >"/proc/$HOLDER/uid_map" || return 1
+		echo "$2" >"/proc/$HOLDER/gid_map" || return 1
+	fi
+}
+
+# joining_bundle NAME USERNS-PATH: a bundle whose container joins the user
+# namespace at USERNS-PATH, with no uid/gid mappings, rootfs owned by the
+# holder's root (1000000:2000000), and $VOL bound at /v with the idmap
+# option alone.
+joining_bundle() {
+	local b
+	b=$(setup_bundle "$1") || return 1
+	chown -R 1000000:2000000 "$b/rootfs" || return 1
+	update_config "$b" '.linux.namespaces += [{"type": "user", "path": "'"$2"'"}]' || return 1
+	add_bind "$b" "$VOL" /v '["bind", "idmap"]' || return 1
+	echo "$b"
+}
+
+@test "a container joining a user namespace by path, with no mappings: its idmap mount takes that namespace's, uid and gid apart" {
+	userns_holder "0 1000000 65536" "0 2000000 65536"
+	b=$(joining_bundle joined "/proc/$HOLDER/ns/user")
+	update_config "$b" '.process.capabilities |= with_entries(.value += ["CAP_CHOWN"])'
+	start_container "$b" joined
+	pid=$(plain_runc state joined | jq .pid)
+	[ "$(readlink "/proc/$pid/ns/user")" = "$(readlink "/proc/$HOLDER/ns/user")" ]
+	run -0 cexec joined stat -c '%n %u:%g' /v/root-file /v/user-file
+	[ "${lines[0]}" = "/v/root-file 0:0" ]
+	[ "${lines[1]}" = "/v/user-file 1000:1000" ]
+	run -0 cexec joined sh -c 'echo x >/v/by-joined && mkdir /v/dir && chown 1000:1000 /v/dir'
+	[ "$(stat -c %u:%g "$VOL/by-joined")" = 0:0 ]
+	[ "$(stat -c %u:%g "$VOL/dir")" = 1000:1000 ]
+	if runc_idmaps; then
+		# runc reads the mappings from the path itself: the spec as given.
+		[ "$(jq -c '.mounts[-1]' "$b/config.json")" = '{"destination":"/v","type":"bind","source":"'"$VOL"'","options":["bind","idmap"]}' ]
+		[ "$(jq -c '.linux.uidMappings' "$b/config.json")" = null ]
+	else
+		# runc 1.1 needs the namespace's mappings in the spec to run in it.
+		[ "$(jq -c '.linux.uidMappings' "$b/config.json")" = '[{"containerID":0,"hostID":1000000,"size":65536}]' ]
+		[ "$(jq -c '.linux.gidMappings' "$b/config.json")" = '[{"containerID":0,"hostID":2000000,"size":65536}]' ]
+	fi
+	[ -z "$(staging_mounts)" ]
+	pool_empty
+	# A second create of the bundle starts from the caller's spec.
+	wrapper delete --force joined
+	start_container "$b" joined
+	[ "$(cexec joined stat -c %u:%g /v/root-file)" = 0:0 ]
+}
+
+@test "the same through a pin of the namespace whose holder is gone" {
+	userns_holder "0 1000000 65536" "0 2000000 65536"
+	touch "$TESTDIR/userns"
+	mount --bind "/proc/$HOLDER/ns/user" "$TESTDIR/userns"
+	kill "$HOLDER"
+	wait "$HOLDER" || true
+	HOLDER=
+	b=$(joining_bundle pinned "$TESTDIR/userns")
+	create_to_file pinned "$b"
+	if [ "$status" = 0 ]; then
+		wrapper start pinned
+		run cexec pinned stat -c %u:%g /v/root-file /v/user-file
+		wrapper delete --force pinned
+	fi
+	umount "$TESTDIR/userns"
+	[ "$status" = 0 ]
+	[ "${lines[0]}" = 0:0 ]
+	[ "${lines[1]}" = 1000:1000 ]
+}
+
+@test "joining a user namespace whose maps were never written, with an idmap mount: refused, naming the container, the namespace and what to do" {
+	userns_holder "" ""
+	b=$(joining_bundle nomap "/proc/$HOLDER/ns/user")
+	create_to_file nomap "$b"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"container nomap: an idmap bind mount without uid/gid mappings takes those of the user namespace the container joins, /proc/$HOLDER/ns/user, whose mappings cannot be read or used: uid_map: empty: no mapping was written to the namespace; write the namespace's uid_map and gid_map before the container is created, or give the mount uidMappings and gidMappings"* ]]
+	[ ! -e "$RUNC_ROOT/nomap" ]
+	[ -z "$(staging_mounts)" ]
+}
+
+@test "joining a user namespace that maps into the pool, with an idmap mount: refused as caller mappings into the pool are" {
+	userns_holder "0 $POOL_BASE 65536" "0 $POOL_BASE 65536"
+	b=$(joining_bundle inpool "/proc/$HOLDER/ns/user")
+	create_to_file inpool "$b"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"container inpool: the user namespace it joins, /proc/$HOLDER/ns/user, uid_map maps container IDs 0-65535 to host IDs $POOL_BASE-$((POOL_BASE + 65535)), inside the user namespace pool"*"those host IDs belong to pods and are never shared"* ]]
+	[ ! -e "$RUNC_ROOT/inpool" ]
+	pool_empty
 }
