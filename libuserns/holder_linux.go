@@ -44,11 +44,7 @@ func newUserns(uid, gid []specs.LinuxIDMapping) (*os.File, error) {
 		(*C.char)(unsafe.Pointer(&uidMap[0])), C.size_t(len(uidMap)),
 		(*C.char)(unsafe.Pointer(&gidMap[0])), C.size_t(len(gidMap)),
 		&step, &pid, &stack)
-	if pid > 0 {
-		holders.Lock()
-		holders.list = append(holders.list, holder{pid, stack})
-		holders.Unlock()
-	}
+	keepHolder(pid, stack)
 	if fd < 0 {
 		errno := syscall.Errno(-fd)
 		switch step {
@@ -85,11 +81,7 @@ func joinAndReadMaps(ns *os.File) (uid, gid []byte, err error) {
 		(*C.char)(unsafe.Pointer(&gidBuf[0])), &gidLen, C.size_t(maxMapSize),
 		&step, &pid, &stack)
 	runtime.KeepAlive(ns)
-	if pid > 0 {
-		holders.Lock()
-		holders.list = append(holders.list, holder{pid, stack})
-		holders.Unlock()
-	}
+	keepHolder(pid, stack)
 	if rc < 0 {
 		errno := syscall.Errno(-rc)
 		switch step {
@@ -148,4 +140,14 @@ func boolInt(b bool) C.int {
 		return 1
 	}
 	return 0
+}
+
+// keepHolder records a child that runc_userns_new or runc_userns_maps
+// started (pid > 0), for reapHolders.
+func keepHolder(pid C.int, stack unsafe.Pointer) {
+	if pid > 0 {
+		holders.Lock()
+		holders.list = append(holders.list, holder{pid, stack})
+		holders.Unlock()
+	}
 }
