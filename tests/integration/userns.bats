@@ -447,6 +447,12 @@ uid_map_of() {
 	else
 		[ "$(jq -r '.linux.namespaces[] | select(.type == "network") | .path' "$app/config.json")" = "$TESTDIR/netns" ]
 	fi
+	# The sandbox, whose spec sets none, gave the pod unprivileged ports
+	# and ping (netns.PodDefaults), as a pod whose user namespace owned
+	# the network namespace would have; its app container wrote nothing.
+	[ "$(nsenter --net="$TESTDIR/netns" cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" = 0 ]
+	[ "$(nsenter --net="$TESTDIR/netns" cat /proc/sys/net/ipv4/ping_group_range | tr -s '\t ' ' ')" = "$POOL_BASE $((POOL_BASE + 65535))" ]
+	nsenter --net="$TESTDIR/netns" sh -c 'echo 1024 >/proc/sys/net/ipv4/ip_unprivileged_port_start; echo 1 0 >/proc/sys/net/ipv4/ping_group_range'
 	# net.* sysctls (containerd 2 sets two on every sandbox): runc, any
 	# version, cannot write them from the pod's user namespace there; the
 	# wrapper writes them from the host before runc starts, with
