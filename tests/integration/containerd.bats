@@ -323,3 +323,29 @@ staged_mounts() { awk -v d="$D/state/containers/" 'index($5, d) == 1 {print $5}'
 	[ -z "$(staged_mounts)" ]
 	umount "$SHARED_VOL/late" "$SHARED_VOL"
 }
+
+@test "CRI, mode always: a pod without the annotation gets a pool user namespace; its web server binds :80, its Bidirectional volume starts" {
+	local pod web vol inside host size
+	cp "$RUNC_USERNS_CONFIG" "$RUNC_USERNS_CONFIG.orig"
+	jq '.userns.mode = "always"' "$RUNC_USERNS_CONFIG.orig" >"$RUNC_USERNS_CONFIG"
+	SHARED_VOL=$D/bidi-always
+	mkdir -p "$SHARED_VOL"
+	mount --bind "$SHARED_VOL" "$SHARED_VOL"
+	mount --make-shared "$SHARED_VOL"
+	pod=$(runp always)
+	[ "$(pool_count)" = 1 ]
+	read -r inside host size <<<"$(sandbox_uidmap "$pod")"
+	[ "$inside:$size" = 0:65536 ]
+	[ "$host" -ge "$POOL_BASE" ]
+	web=$(run_ctr "$pod" always web '["sleep", "3600"]')
+	[ "$(uidmap "$web")" = "0 $host 65536" ]
+	crictl exec "$web" sh -c 'mkdir -p /www && echo served >/www/index.html && httpd -p 80 -h /www'
+	[ "$(crictl exec "$web" wget -q -O - http://127.0.0.1:80/)" = served ]
+	vol=$(run_ctr "$pod" always vol '["sleep", "3600"]' '.mounts = [{container_path: "/vol", host_path: "'"$SHARED_VOL"'", propagation: 2}]')
+	[ "$(uidmap "$vol")" = "0 $host 65536" ]
+	crictl exec "$vol" sh -c 'echo v >/vol/written'
+	[ "$(stat -c %u:%g "$SHARED_VOL/written")" = 0:0 ]
+	rmpod "$pod"
+	[ "$(pool_count)" = 0 ]
+	umount "$SHARED_VOL"
+}
