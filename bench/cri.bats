@@ -140,3 +140,94 @@ table() {
 		cat "$D/report.md" >&3
 	fi
 }
+
+# density_pod VARIANT K: one pod of variant VARIANT (index into labels)
+# with a `sleep` container, created and started; appends "ID SANDBOX-PID"
+# to $D/density.ids.
+density_pod() {
+	local i=$1 cfg id c rt=()
+	cfg=$(pod_config "d${keys[i]}-$2" "${annotations[i]}") || return
+	[ -z "${handlers[i]}" ] || rt=(--runtime "${handlers[i]}")
+	id=$(crictl runp "${rt[@]}" "$cfg") || return
+	c=$(crictl create "$id" "$D/sleep.ctr.json" "$cfg") || return
+	crictl start "$c" >/dev/null || return
+	echo "$id $(crictl inspectp "$id" | jq -r .info.pid)" >>"$D/density.ids"
+}
+
+# in_batches P FUNC ARGS... : FUNC ARGS... K for K in 1..$BENCH_DENSITY,
+# P at a time (wait_pids fails on any that failed).
+in_batches() {
+	local p=$1 k pids=()
+	shift
+	for k in $(seq "$BENCH_DENSITY"); do
+		"$@" "$k" &
+		pids+=($!)
+		if [ "${#pids[@]}" -ge "$p" ]; then
+			wait_pids "${pids[@]}"
+			pids=()
+		fi
+	done
+	wait_pids "${pids[@]}"
+}
+
+teardown_one() { # teardown_one K: stop and remove the pod on line K of $D/density.ids
+	local id
+	id=$(sed -n "$1p" "$D/density.ids" | cut -d' ' -f1)
+	rmpod "$id"
+}
+
+@test "pod density: BENCH_DENSITY pods at once (default 100), plain runc and pooled; each pooled pod its own range, all back after rmp" {
+	local v t0 t1 t2 host hosts report=$D/density.md
+	export BENCH_DENSITY=${BENCH_DENSITY:-100}
+	# As many 65536-ID slots as pods, and crictl's timeout well above a
+	# call queued behind BENCH_DENSITY others.
+	cp "$RUNC_USERNS_CONFIG" "$RUNC_USERNS_CONFIG.orig"
+	jq --argjson base "$POOL_BASE" --argjson n "$BENCH_DENSITY" '.userns.ranges = [{hostID: $base, size: (65536 * $n)}]' \
+		"$RUNC_USERNS_CONFIG.orig" >"$RUNC_USERNS_CONFIG"
+	sed -i 's/^timeout: .*/timeout: 300/' "$D/crictl.yaml"
+	ctr_config sleep '["sleep", "3600"]' >/dev/null
+	{
+		echo "$BENCH_DENSITY pods started as fast as 16 \`crictl\` pipelines at a time go (waves of 16, each \`runp\` + \`create\` +"
+		echo "\`start\` of a busybox \`sleep\`), then all stopped and removed the same way; wall time to the last"
+		echo "started container and to the last removed pod. One run per variant, plain runc first."
+		echo
+		echo "| variant | pods | start, s | teardown, s | distinct host ranges |"
+		echo "|---|---:|---:|---:|---:|"
+	} >"$report"
+	for v in 0 2; do
+		: >"$D/density.ids"
+		t0=${EPOCHREALTIME/[.,]/}
+		in_batches 16 density_pod "$v"
+		t1=${EPOCHREALTIME/[.,]/}
+		[ "$(wc -l <"$D/density.ids")" = "$BENCH_DENSITY" ]
+		hosts=-
+		if [ "${ranges[v]}" = 1 ]; then
+			# Every pod a range of its own: the pool's records and the
+			# kernel's, each sandbox's uid_map.
+			[ "$(pool_count)" = "$BENCH_DENSITY" ]
+			[ "$("$WRAPPER" pool ls --json | jq '[.[].hostID] | unique | length')" = "$BENCH_DENSITY" ]
+			hosts=$(while read -r _ pid; do awk '{print $2}' "/proc/$pid/uid_map"; done <"$D/density.ids" | sort -u | wc -l)
+			[ "$hosts" = "$BENCH_DENSITY" ]
+			while read -r _ pid; do
+				read -r _ host _ <"/proc/$pid/uid_map"
+				if [ "$host" -lt "$POOL_BASE" ] || [ $(((host - POOL_BASE) % 65536)) != 0 ]; then
+					fail "sandbox $pid maps to host ID $host, not a pool slot"
+				fi
+			done <"$D/density.ids"
+		else
+			[ "$(pool_count)" = 0 ]
+		fi
+		in_batches 16 teardown_one
+		t2=${EPOCHREALTIME/[.,]/}
+		[ -z "$(crictl pods -q)" ]
+		[ "$(pool_count)" = 0 ]
+		awk -v l="${labels[v]}" -v n="$BENCH_DENSITY" -v s=$((t1 - t0)) -v t=$((t2 - t1)) -v h="$hosts" \
+			'BEGIN {printf "| %s | %d | %.1f | %.1f | %s |\n", l, n, s / 1e6, t / 1e6, h}' >>"$report"
+	done
+	mv -f "$RUNC_USERNS_CONFIG.orig" "$RUNC_USERNS_CONFIG"
+	if [ -n "${BENCH_CRI_OUT:-}" ]; then
+		{ echo; echo "Pod density:"; echo; cat "$report"; } >>"$BENCH_CRI_OUT"
+	else
+		cat "$report" >&3
+	fi
+}
