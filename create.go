@@ -1182,8 +1182,8 @@ func (c *creation) ensurePin(owner string, alloc pool.Allocation, mapping []spec
 
 // stageRootfs mounts an idmapped view of the rootfs at the container's
 // staging path: an idmapped clone of a directory rootfs, or for an overlay
-// rootfs (what containerd's shim hands us) an equivalent overlay over
-// idmapped lower layers. root is the pod root's host ID.
+// rootfs (what containerd's shim and podman hand us) an equivalent
+// overlay over idmapped layers. root is the pod root's host ID.
 func (c *creation) stageRootfs(src string, ns *os.File, root int) (string, error) {
 	staged := c.lay.StagedRootfs(c.root, c.id)
 	if err := c.stageContainerDir(root); err != nil {

@@ -24,9 +24,10 @@ have containerd || need+=(containerd)
 [ -x /usr/lib/cni/static ] || need+=(containernetworking-plugins)
 # contrib.bats parses contrib's YAML and TOML (tomllib is in python3 >= 3.11).
 installed python3-yaml || need+=(python3-yaml)
-# podman.bats: podman 4.3.1 and conmon (a dependency). vfs storage and
-# --network none need nothing else: no fuse-overlayfs, netavark, CNI
-# plugins or catatonit (recommends, not installed).
+# podman.bats: podman 4.3.1 and conmon (a dependency). Kernel overlayfs
+# and vfs storage, --network none and ns: need nothing else: no
+# fuse-overlayfs, netavark, CNI plugins or catatonit (recommends, not
+# installed).
 have podman || need+=(podman)
 # hostdev.bats: crun 1.8.1 chowns a user-namespaced container's stdio; the
 # wrapper's guard is tested with it. podman.bats names its runtime

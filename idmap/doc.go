@@ -23,7 +23,10 @@
 // Kernel requirements: open_tree, move_mount (Linux >= 5.2), mount_setattr
 // with MOUNT_ATTR_IDMAP (Linux >= 5.12), and a source filesystem that
 // supports idmapped mounts (ext4, xfs, btrfs, tmpfs >= 6.3, overlayfs as a
-// lower layer source, ...). An overlay rootfs is looked up with statx's
+// lower layer source, ...). An overlay rootfs is rebuilt on idmapped
+// lower and upper layers, which overlayfs takes from Linux 5.19 (before,
+// it refuses idmapped layers: EINVAL), and needs the original mounted
+// with index=off. An overlay rootfs is looked up with statx's
 // unique mount ID and statmount(2) where the kernel has them with mount
 // options (Linux >= 6.10), else in /proc/self/mountinfo.
 package idmap

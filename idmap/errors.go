@@ -10,3 +10,8 @@ var ErrUnsupported = errors.New("idmapped mounts not supported here")
 // instance one inside the container's rootfs, under an earlier mount of
 // the same spec, which only runc makes (see UnderEarlierMount).
 var ErrNoSource = errors.New("mount source does not exist")
+
+// ErrOverlayIndex: an overlay rootfs mounted with the inodes index
+// (index=on) locks its upper directory to itself; no second overlay can
+// share it.
+var ErrOverlayIndex = errors.New("overlay rootfs mounted with index=on")

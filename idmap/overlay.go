@@ -3,6 +3,7 @@ package idmap
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -76,4 +77,61 @@ func (o *Overlay) Options(lower []string) string {
 		parts = append(parts, "upperdir="+o.Upper, "workdir="+o.Work)
 	}
 	return strings.Join(append(parts, o.Other...), ",")
+}
+
+// IndexOn says whether the overlay runs with the inodes index
+// (index=on): an explicit index= option (the last one counts, as the
+// kernel reads them), else kernelDefault, the overlay module's index
+// parameter, which the kernel leaves out of a mount's options when the
+// mount has the default.
+func (o *Overlay) IndexOn(kernelDefault bool) bool {
+	on := kernelDefault
+	for _, opt := range o.Other {
+		switch opt {
+		case "index=on":
+			on = true
+		case "index=off":
+			on = false
+		}
+	}
+	return on
+}
+
+// Volatile says whether the overlay was mounted with the volatile option
+// (podman's for a container run with --rm).
+func (o *Overlay) Volatile() bool {
+	for _, opt := range o.Other {
+		if opt == "volatile" {
+			return true
+		}
+	}
+	return false
+}
+
+// upperBase is the directory whose one idmapped clone holds both the upper
+// directory and the work directory work of a staged overlay (overlayfs
+// wants them on one mount): their nearest common ancestor, with each one's
+// path relative to it. containerd (snapshots/<id>/{fs,work}) and
+// containers/storage (overlay/<id>/{diff,work}) keep them side by side.
+// Both paths must be absolute and clean, and neither inside the other
+// (overlayfs refuses that too).
+func upperBase(upper, work string) (base, relUpper, relWork string, err error) {
+	if !filepath.IsAbs(upper) || !filepath.IsAbs(work) || filepath.Clean(upper) != upper || filepath.Clean(work) != work {
+		return "", "", "", fmt.Errorf("upper directory %q and work directory %q must be absolute, clean paths", upper, work)
+	}
+	base = filepath.Dir(upper)
+	for !within(work, base) {
+		base = filepath.Dir(base)
+	}
+	relUpper, _ = filepath.Rel(base, upper)
+	relWork, _ = filepath.Rel(base, work)
+	if relUpper == "." || relWork == "." || within(work, upper) || within(upper, work) {
+		return "", "", "", fmt.Errorf("upper directory %s and work directory %s are one inside the other: overlayfs wants two separate directories", upper, work)
+	}
+	return base, relUpper, relWork, nil
+}
+
+// within says whether path is dir or below it (both clean and absolute).
+func within(path, dir string) bool {
+	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
 }

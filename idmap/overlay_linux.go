@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -177,26 +179,44 @@ func WorkDir(o *Overlay) string {
 	return filepath.Clean(o.Work) + ".runc-userns"
 }
 
-// StageOverlay builds at dst an overlay equivalent to o whose lower layers
-// are idmapped clones (attached under layersDir/N) seen through usernsFd,
-// and whose upper directory is owned by uid:gid, the pod's root, so that
-// it can write its rootfs. The overlay itself cannot be idmapped (EINVAL),
-// nor can its upper layer: files the container writes land in the upper
-// directory with the pod's host IDs. Only the upper directory's own owner
-// changes (one inode, whatever the image's size); entries already in a
-// non-empty upper keep their host owners and look unmapped (nobody)
-// inside unless they belong to the pod's range.
+// StageOverlay builds at dst an overlay equivalent to o whose layers are
+// all seen through usernsFd: each lower layer is an idmapped clone
+// (attached under layersDir/N), and so is the directory that holds the
+// upper directory and the staged overlay's work directory (layersDir/upper,
+// one clone for both: overlayfs wants them on one mount). The overlay
+// itself cannot be idmapped (EINVAL); its layers can (Linux >= 5.19).
+// Nothing is chowned: the pod's root sees the upper directory's host-root
+// entries as its own, including those written through the original mount
+// (podman's /etc/mtab, its mount points for /etc/hosts, podman cp), and
+// what the pod writes lands in the upper directory as host root, exactly
+// as without a user namespace: the storage (containerd's snapshot,
+// podman's container layer) stays as its owner expects it.
 //
 // The overlay keeps o's ro, nosuid, nodev and noexec (o.Flags). It
 // shares o's upper directory but not its work directory: a mount
 // recreates its work directory's "work" entry, which leaves the first
 // overlay's copy-up broken (EPERM) for writes through the original mount
-// (podman cp, nerdctl cp). Its own is WorkDir(o), beside o's.
+// (podman cp, nerdctl cp). Its own is WorkDir(o), beside o's. Sharing
+// the upper directory needs o mounted with index=off (with the index the
+// kernel locks an upper directory to one mount); an o with the index is
+// refused (ErrOverlayIndex).
+//
+// The overlay is mounted with uid:gid, the pod root's host IDs, as its
+// filesystem IDs (mountAs): overlayfs creates its work directory and
+// copies up with its mounter's credentials, and host root has no ID in
+// the upper layer's mapping.
 //
 // dst and layersDir must be below a StageDir (the layers are attached
 // private, and one umount of that directory detaches them with the
 // overlay).
 func StageOverlay(o *Overlay, dst, layersDir string, usernsFd, uid, gid int) error {
+	if o.Upper != "" && o.IndexOn(indexDefault()) {
+		how := "its mount options say index=on"
+		if !slices.Contains(o.Other, "index=on") {
+			how = "the kernel's default: " + indexParam + " is Y, and the mount does not say index=off"
+		}
+		return fmt.Errorf("the overlay uses the inodes index (%s), which locks its upper directory %s to that one mount: an overlay over idmapped layers cannot share it (the kernel refuses it with EBUSY, and with index=off it would corrupt the original's index). Mount the rootfs with index=off (podman, CRI-O: mountopt = \"nodev,index=off\" under [storage.options.overlay] in storage.conf; containerd's snapshotter does it by itself), or run the container without a pool user namespace: %w", how, o.Upper, ErrOverlayIndex)
+	}
 	if err := os.MkdirAll(layersDir, 0o711); err != nil {
 		return err
 	}
@@ -208,7 +228,11 @@ func StageOverlay(o *Overlay, dst, layersDir string, usernsFd, uid, gid int) err
 		}
 	}
 	staged := *o
-	staged.Work = WorkDir(o)
+	if o.Upper != "" {
+		if err := stageUpper(&staged, o, filepath.Join(layersDir, "upper"), usernsFd); err != nil {
+			return err
+		}
+	}
 	// mount(2) takes one page of options. With many layers, name them
 	// through a descriptor of layersDir (/proc/self/fd/N/<i>: ~18 bytes a
 	// layer, ~200 layers a page) rather than by their full paths.
@@ -225,25 +249,123 @@ func StageOverlay(o *Overlay, dst, layersDir string, usernsFd, uid, gid int) err
 			return fmt.Errorf("overlay of %d lower layers: its mount options take %d bytes, more than a page even with short layer names; use an image of fewer layers (squash it), or run the pod without a pool user namespace", len(lower), n)
 		}
 	}
-	if o.Upper != "" {
-		if err := os.Lchown(o.Upper, uid, gid); err != nil {
-			return fmt.Errorf("give the overlay's upper layer to the pod's root: %w", err)
-		}
-		if err := os.Mkdir(staged.Work, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("work directory of the idmapped overlay: %w", err)
-		}
-	}
 	if err := os.Mkdir(dst, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return err
 	}
 	data := staged.Options(lower)
-	if err := unix.Mount("overlay", dst, "overlay", o.Flags, data); err != nil {
+	mount := unix.Mount
+	if o.Upper != "" {
+		mount = func(source, target, fstype string, flags uintptr, data string) error {
+			return mountAs(uid, gid, source, target, fstype, flags, data)
+		}
+	}
+	if err := mount("overlay", dst, "overlay", o.Flags, data); err != nil {
 		hint := ""
-		if errors.Is(err, unix.EBUSY) {
+		switch {
+		case errors.Is(err, unix.EBUSY):
 			hint = " (the upper directory is in use by the original overlay mounted with index=on; mount the rootfs with index=off)"
+		case errors.Is(err, unix.EINVAL):
+			hint = " (overlayfs takes idmapped layers from Linux 5.19; the kernel log says which option or layer it refused)"
 		}
 		return fmt.Errorf("mount idmapped overlay at %s: %w%s", dst, &os.PathError{Op: "mount", Path: dst, Err: err}, hint)
 	}
 	_ = unix.Mount("", dst, "", unix.MS_PRIVATE, "")
+	// overlayfs falls back to read-only, with only a line in the kernel
+	// log, when it cannot set up its work directory; the pod would fail
+	// later on its first write.
+	var st unix.Statfs_t
+	if err := unix.Statfs(dst, &st); err != nil {
+		return &os.PathError{Op: "statfs", Path: dst, Err: err}
+	}
+	if st.Flags&unix.ST_RDONLY != 0 && o.Flags&unix.MS_RDONLY == 0 {
+		return fmt.Errorf("the idmapped overlay at %s came up read-only: overlayfs could not use its work directory %s through the idmapped upper layer (the kernel log says why)", dst, staged.Work)
+	}
 	return nil
+}
+
+// stageUpper attaches at dst an idmapped clone of the directory holding
+// o's upper directory and WorkDir(o), and points staged's upper and work
+// directories into it. The clone is of that directory's mount alone:
+// if a mount hides the upper directory there (it is a mount point of its
+// own), the clone would show what lies beneath, and this is refused.
+func stageUpper(staged, o *Overlay, dst string, usernsFd int) error {
+	work := WorkDir(o)
+	base, relUpper, relWork, err := upperBase(filepath.Clean(o.Upper), work)
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(work, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("work directory of the idmapped overlay: %w", err)
+	}
+	if o.Volatile() {
+		// A volatile overlay marks its work directory (work/incompat/
+		// volatile) and the kernel refuses to mount on a marked one
+		// (EINVAL): the mark of an earlier create of this container goes,
+		// as containers/storage removes its own before it mounts.
+		if err := os.RemoveAll(filepath.Join(work, "work", "incompat", "volatile")); err != nil {
+			return fmt.Errorf("work directory of the idmapped overlay: %w", err)
+		}
+	}
+	if err := Mount(base, dst, usernsFd, TopOnly); err != nil {
+		return fmt.Errorf("overlay upper layer (%s): %w", o.Upper, err)
+	}
+	staged.Upper, staged.Work = filepath.Join(dst, relUpper), filepath.Join(dst, relWork)
+	for _, p := range [][2]string{{o.Upper, staged.Upper}, {work, staged.Work}} {
+		var want, got unix.Stat_t
+		if err := unix.Stat(p[0], &want); err != nil {
+			return &os.PathError{Op: "stat", Path: p[0], Err: err}
+		}
+		if err := unix.Stat(p[1], &got); err != nil || got.Dev != want.Dev || got.Ino != want.Ino {
+			return fmt.Errorf("overlay upper directory %s and work directory %s: %s is not the same directory through the mount of %s (a mount point below %s?); give the overlay an upper and a work directory on one mount, not mount points of their own", o.Upper, work, p[0], base, base)
+		}
+	}
+	return nil
+}
+
+// mountAs is mount(2) called with filesystem IDs uid:gid and root's
+// capabilities, which an overlay keeps as its mounter's credentials (the
+// old mount API's rule): it creates its work directory and copies files
+// up with them. Through an idmapped upper layer, host root (fsuid 0),
+// which the mapping leaves out, can create nothing there (EOVERFLOW): the
+// kernel then mounts the overlay read-only, and every copy-up fails.
+// Setting the filesystem IDs clears the filesystem capabilities from the
+// effective set; they are raised again from the permitted set. The call
+// runs on a thread of its own that exits with its goroutine (the thread
+// is never unlocked), so no other goroutine runs with these credentials.
+func mountAs(uid, gid int, source, target, fstype string, flags uintptr, data string) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		errc <- func() error {
+			hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+			var caps [2]unix.CapUserData
+			if err := unix.Capget(&hdr, &caps[0]); err != nil {
+				return os.NewSyscallError("capget", err)
+			}
+			unix.Setfsgid(gid)
+			unix.Setfsuid(uid)
+			// setfs[ug]id say nothing of a failure; ask back.
+			if got, _ := unix.SetfsuidRetUid(-1); got != uid {
+				return fmt.Errorf("set the filesystem uid to %d for the overlay mount: it is %d", uid, got)
+			}
+			if got, _ := unix.SetfsgidRetGid(-1); got != gid {
+				return fmt.Errorf("set the filesystem gid to %d for the overlay mount: it is %d", gid, got)
+			}
+			if err := unix.Capset(&hdr, &caps[0]); err != nil {
+				return os.NewSyscallError("capset", err)
+			}
+			return unix.Mount(source, target, fstype, flags, data)
+		}()
+	}()
+	return <-errc
+}
+
+// indexParam is the overlay module's default for index=.
+const indexParam = "/sys/module/overlay/parameters/index"
+
+// indexDefault reads indexParam (off where it cannot be read: a kernel
+// without the index feature).
+func indexDefault() bool {
+	b, err := os.ReadFile(indexParam)
+	return err == nil && strings.TrimSpace(string(b)) == "Y"
 }

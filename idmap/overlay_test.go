@@ -122,3 +122,78 @@ func FuzzParseOverlay(f *testing.F) {
 		}
 	})
 }
+
+func TestOverlayIndexOn(t *testing.T) {
+	cases := []struct {
+		name          string
+		other         []string
+		kernelDefault bool
+		want          bool
+	}{
+		{name: "containerd: index=off whatever the kernel's default", other: []string{"index=off"}, kernelDefault: true, want: false},
+		{name: "podman on a kernel whose default is off: no option", other: []string{"nodev"}, kernelDefault: false, want: false},
+		{name: "no option, the kernel's default on (CONFIG_OVERLAY_FS_INDEX)", other: nil, kernelDefault: true, want: true},
+		{name: "index=on explicitly", other: []string{"index=on"}, kernelDefault: false, want: true},
+		{name: "the last index= counts, as the kernel reads it", other: []string{"index=on", "xino=off", "index=off"}, kernelDefault: false, want: false},
+		{name: "other options that mention index do not count", other: []string{"nfs_export=off", "index"}, kernelDefault: false, want: false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := &Overlay{Lower: []string{"/a"}, Other: c.other}
+			if got := o.IndexOn(c.kernelDefault); got != c.want {
+				t.Fatalf("IndexOn(%v) of %q = %v, want %v", c.kernelDefault, c.other, got, c.want)
+			}
+		})
+	}
+}
+
+func TestOverlayVolatile(t *testing.T) {
+	for _, c := range []struct {
+		other []string
+		want  bool
+	}{
+		{[]string{"nodev", "volatile"}, true},
+		{[]string{"index=off"}, false},
+		{[]string{"volatile=on"}, false},
+		{nil, false},
+	} {
+		if got := (&Overlay{Other: c.other}).Volatile(); got != c.want {
+			t.Errorf("Volatile of %q = %v, want %v", c.other, got, c.want)
+		}
+	}
+}
+
+func TestUpperBase(t *testing.T) {
+	cases := []struct {
+		name, upper, work  string
+		base, rUpper, rWrk string
+		wantErr            string
+	}{
+		{name: "containers/storage: <id>/diff beside <id>/work.runc-userns", upper: "/g/overlay/c1/diff", work: "/g/overlay/c1/work.runc-userns", base: "/g/overlay/c1", rUpper: "diff", rWrk: "work.runc-userns"},
+		{name: "containerd: snapshots/<id>/fs beside snapshots/<id>/work.runc-userns", upper: "/s/snapshots/61/fs", work: "/s/snapshots/61/work.runc-userns", base: "/s/snapshots/61", rUpper: "fs", rWrk: "work.runc-userns"},
+		{name: "apart: their nearest common ancestor", upper: "/a/b/up/fs", work: "/a/c/work.runc-userns", base: "/a", rUpper: "b/up/fs", rWrk: "c/work.runc-userns"},
+		{name: "a shared name prefix is no common directory", upper: "/data/up", work: "/data2/work.runc-userns", base: "/", rUpper: "data/up", rWrk: "data2/work.runc-userns"},
+		{name: "work inside upper", upper: "/a/up", work: "/a/up/work", wantErr: "one inside the other"},
+		{name: "upper inside work", upper: "/a/w/up", work: "/a/w", wantErr: "one inside the other"},
+		{name: "the same directory", upper: "/a/u", work: "/a/u", wantErr: "one inside the other"},
+		{name: "relative upper", upper: "c/diff", work: "/g/c/work", wantErr: "absolute, clean"},
+		{name: "unclean work", upper: "/g/c/diff", work: "/g/c/../c/work", wantErr: "absolute, clean"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			base, ru, rw, err := upperBase(c.upper, c.work)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("upperBase(%q, %q) error = %v, want one mentioning %q", c.upper, c.work, err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if base != c.base || ru != c.rUpper || rw != c.rWrk {
+				t.Fatalf("upperBase(%q, %q) = %q, %q, %q; want %q, %q, %q", c.upper, c.work, base, ru, rw, c.base, c.rUpper, c.rWrk)
+			}
+		})
+	}
+}

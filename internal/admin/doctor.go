@@ -144,10 +144,12 @@ func (v kernelVersion) atLeast(major, minor int) bool {
 }
 
 // Kernel versions that matter: idmapped mounts (mount_setattr with
-// MOUNT_ATTR_IDMAP, ext4/xfs/btrfs) and idmapped tmpfs.
+// MOUNT_ATTR_IDMAP, ext4/xfs/btrfs), overlayfs on idmapped layers (the
+// overlay rootfs of containerd and podman) and idmapped tmpfs.
 var (
-	kernelIdmap      = kernelVersion{5, 12, 0}
-	kernelTmpfsIdmap = kernelVersion{6, 3, 0}
+	kernelIdmap        = kernelVersion{5, 12, 0}
+	kernelOverlayIdmap = kernelVersion{5, 19, 0}
+	kernelTmpfsIdmap   = kernelVersion{6, 3, 0}
 )
 
 // kernelResult judges a kernel release.
@@ -160,6 +162,9 @@ func kernelResult(release string) checkResult {
 	case !v.atLeast(kernelIdmap.Major, kernelIdmap.Minor):
 		return checkResult{Status: statusFail, Detail: release + ": no idmapped mounts (they need >= 5.12)",
 			Hint: "upgrade the kernel to 5.12 or later (6.3 or later for rootfs or volumes on tmpfs)"}
+	case !v.atLeast(kernelOverlayIdmap.Major, kernelOverlayIdmap.Minor):
+		return checkResult{Status: statusWarn, Detail: release + ": idmapped mounts (>= 5.12), but overlayfs takes no idmapped layers (>= 5.19): a pool pod's overlay rootfs (containerd's, podman's) fails",
+			Hint: "upgrade the kernel to 5.19 or later, or give pool pods a directory rootfs"}
 	case !v.atLeast(kernelTmpfsIdmap.Major, kernelTmpfsIdmap.Minor):
 		return checkResult{Status: statusOK, Detail: release + ": idmapped mounts (>= 5.12), but not on tmpfs (>= 6.3)"}
 	}

@@ -81,7 +81,9 @@ func TestKernelResult(t *testing.T) {
 	}{
 		{"6.1.0-18-amd64", statusOK, "not on tmpfs"},
 		{"6.18.44", statusOK, "also on tmpfs"},
-		{"5.12.0", statusOK, "idmapped mounts (>= 5.12)"},
+		{"5.19.0", statusOK, "idmapped mounts (>= 5.12)"},
+		{"5.15.0-91-generic", statusWarn, "overlayfs takes no idmapped layers (>= 5.19)"},
+		{"5.12.0", statusWarn, "idmapped mounts (>= 5.12), but overlayfs"},
 		{"5.11.22", statusFail, "no idmapped mounts"},
 		{"4.19.0-26-amd64", statusFail, "no idmapped mounts"},
 		{"weird", statusWarn, "weird"},

@@ -18,6 +18,8 @@
 //	                                           mounted only while runc creates it
 //	<stateDir>/containers/<root>/<id>/mounts/N its idmapped bind mount N (runc 1.1)
 //	<stateDir>/containers/<root>/<id>/layers/N idmapped lower layer N of an overlay rootfs
+//	<stateDir>/containers/<root>/<id>/layers/upper
+//	                                           idmapped directory of its upper and work dirs
 //	<stateDir>/containers/<root>/<id>/netns    "<dev> <ino> <path>" of the network namespace
 //	                                           runc < 1.3 starts in (package netns, Record)
 //	<stateDir>/inflight/<root>-<id>            container <id>'s in-flight marker (below)

@@ -84,7 +84,8 @@ func (l Layout) StagedMount(root, id string, index int) string {
 	return filepath.Join(l.MountsDir(root, id), strconv.Itoa(index))
 }
 
-// LayersDir holds container id's idmapped overlay lower layers.
+// LayersDir holds container id's idmapped overlay layers: lower layer N
+// at N, the directory of the upper and work directories at upper.
 func (l Layout) LayersDir(root, id string) string {
 	return stagingMounts(l.ContainerDir(root, id))[2]
 }

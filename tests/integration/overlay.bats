@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
-# Overlay rootfs, as containerd's shim hands it to the runtime: lower
-# layers idmapped, the overlay rebuilt on them, nothing chowned but the
-# upper and work directories themselves.
+# Overlay rootfs, as containerd's shim and podman hand it to the runtime:
+# lower layers and the upper directory idmapped, the overlay rebuilt on
+# them with a work directory of its own, nothing chowned.
 
 load helpers
 
@@ -33,7 +33,7 @@ teardown() {
 	teardown_env
 }
 
-@test "overlay rootfs: layers look root's, writes land in the upper dir as the pod's root, lowers untouched" {
+@test "overlay rootfs: layers look root's, writes land in the upper dir as host root, nothing chowned" {
 	mount_rootfs index=off
 	before=$(cd "$L" && find lower1 lower2 -printf '%p %u:%g %m\n' | sha256sum)
 	start_container "$B" ov
@@ -42,9 +42,13 @@ teardown() {
 	[ "$(cexec ov stat -c %u:%g /etc/user-file)" = 1000:1000 ]
 	[ "$(cexec ov cat /etc/layer2)" = two ]
 	cexec ov sh -c 'echo new >/newfile && echo changed >/etc/layer2 && mkdir /tmp/d'
-	# Copy-up and new files: in the upper dir, owned by the pod's root on the host.
-	[ "$(stat -c %u:%g "$L/upper/newfile")" = "$POOL_BASE:$POOL_BASE" ]
-	[ "$(stat -c %u:%g "$L/upper/etc/layer2")" = "$POOL_BASE:$POOL_BASE" ]
+	# Copy-up and new files: in the upper dir, owned by host root, as
+	# without a user namespace (the upper dir is idmapped too); the upper
+	# dir itself is not chowned.
+	[ "$(stat -c %u:%g "$L/upper/newfile")" = 0:0 ]
+	[ "$(stat -c %u:%g "$L/upper/etc/layer2")" = 0:0 ]
+	[ "$(stat -c %u:%g "$L/upper/tmp/d")" = 0:0 ]
+	[ "$(stat -c %u:%g "$L/upper")" = 0:0 ]
 	[ "$(cat "$L/lower2/etc/layer2")" = two ]
 	[ "$(cd "$L" && find lower1 lower2 -printf '%p %u:%g %m\n' | sha256sum)" = "$before" ]
 	# The container's view is consistent: what it wrote is root's.
@@ -57,14 +61,32 @@ teardown() {
 	[ -d "$L/work.runc-userns" ]
 }
 
-@test "overlay rootfs with a non-empty upper: entries the pod's root did not write look unmapped" {
-	echo old >"$L/upper/from-host-root"
+@test "overlay rootfs with a non-empty upper: what the host wrote there is seen through the mapping" {
+	# As podman leaves it before runc runs: /etc copied up by host root
+	# (its /etc/mtab), a mount point made there, a file of user 1000's.
 	mount_rootfs
+	ln -sfn /proc/mounts "$B/rootfs/etc/mtab"
+	touch "$B/rootfs/etc/hostname"
+	echo user >"$B/rootfs/from-user"
+	chown 1000:1000 "$B/rootfs/from-user"
+	[ "$(stat -c %u:%g "$L/upper/etc")" = 0:0 ]
 	start_container "$B" ov
-	[ "$(cexec ov stat -c %u /from-host-root)" = 65534 ]
-	# The rest of the rootfs works as usual.
-	cexec ov sh -c 'echo ok >/again'
-	[ "$(stat -c %u "$L/upper/again")" = "$POOL_BASE" ]
+	[ "$(cexec ov stat -c '%n %u:%g' /etc /etc/hostname /from-user)" = "$(printf '/etc 0:0\n/etc/hostname 0:0\n/from-user 1000:1000')" ]
+	# The pod's root writes in the directories host root made.
+	cexec ov sh -c 'echo ok >/etc/again && echo new >/etc/hostname'
+	[ "$(stat -c %u:%g "$L/upper/etc/again")" = 0:0 ]
+	[ "$(cat "$L/upper/etc/hostname")" = new ]
+}
+
+@test "overlay rootfs mounted with index=on: refused before runc, saying to mount it with index=off; nothing left" {
+	mount_rootfs index=on
+	create_to_file ov "$B"
+	[ "$status" = 1 ]
+	[[ "$output" == *"container ov: "*"index=on"*"locks its upper directory $L/upper"*"Mount the rootfs with index=off"* ]]
+	[[ "$output" != *"permission denied"* ]]
+	[ ! -e "$RUNC_ROOT/ov" ]
+	[ "$(pool_json | jq length)" = 0 ]
+	[ -z "$(staging_mounts)" ]
 }
 
 @test "overlay rootfs mounted nosuid,nodev: the rebuilt overlay keeps both" {
@@ -111,7 +133,7 @@ teardown() {
 	[ "$(cexec ov cat /etc/layer2 /etc/layer37 /etc/layer60)" = "$(printf '2\n37\n60')" ]
 	[ "$(cexec ov stat -c %u:%g /etc/layer37 /bin/busybox)" = "$(printf '0:0\n0:0')" ]
 	cexec ov sh -c 'echo new >/newfile'
-	[ "$(stat -c %u:%g "$S/61/fs/newfile")" = "$POOL_BASE:$POOL_BASE" ]
+	[ "$(stat -c %u:%g "$S/61/fs/newfile")" = 0:0 ]
 	[ -z "$(staging_mounts)" ]
 	wrapper delete --force ov
 	[ -z "$(ls "$STATE_DIR/containers" 2>/dev/null)" ]
@@ -133,7 +155,7 @@ teardown() {
 	[ "$(cexec ov cat /etc/layer-b)" = b ]
 	[ "$(cexec ov stat -c %u:%g /etc/layer-b /bin/busybox)" = "$(printf '0:0\n0:0')" ]
 	cexec ov sh -c 'echo new >/newfile'
-	[ "$(stat -c %u:%g "$S/c/diff/newfile")" = "$POOL_BASE:$POOL_BASE" ]
+	[ "$(stat -c %u:%g "$S/c/diff/newfile")" = 0:0 ]
 	wrapper delete --force ov
 	umount "$S/c/merged"
 	[ -z "$(staging_mounts)" ]

@@ -4,6 +4,8 @@
 # One private podman instance for the file: its own containers.conf drop-ins
 # and storage.conf, graph root, run root, tmp dir, events log, file locks,
 # network config dir, cgroupfs under a cgroup parent of its own, no network.
+# Its storage is podman's default driver, overlay (issue 36); a second graph
+# root on vfs (PD_DRIVER=vfs) keeps the tests of the directory rootfs.
 # It all runs in a private mount namespace (held by a `sleep` for the file)
 # in which
 #  - /etc/runc-userns is a bind of a test directory, so the wrapper finds the
@@ -37,7 +39,8 @@ setup_file() {
 		command -v "$t" >/dev/null || fail "$t is not installed (make deps installs it)"
 	done
 	export PD=$BATS_FILE_TMPDIR/podman
-	mkdir -p "$PD"/{graph,run,tmp,xdg,net,cfg,etc-runc-userns,state}
+	# Short names: podman fails when its run root's path nears 50 bytes.
+	mkdir -p "$PD"/{graph,run,tmp,gv,rv,tv,xdg,net,cfg,etc-runc-userns,state}
 	# The pods' root (an unprivileged host ID) must reach the state dir.
 	chmod 0711 "$BATS_RUN_TMPDIR" "$BATS_FILE_TMPDIR" "$PD"
 	chmod 0700 "$PD/xdg"
@@ -69,8 +72,6 @@ setup_file() {
 		events_logfile_path = "$PD/tmp/events.log"
 		lock_type = "file"
 		tmp_dir = "$PD/tmp"
-		static_dir = "$PD/graph/libpod"
-		volume_path = "$PD/graph/volumes"
 		image_copy_tmp_dir = "$PD/tmp"
 		runtime = "runc"
 	EOF
@@ -82,7 +83,7 @@ setup_file() {
 	EOF
 	cat >"$CONTAINERS_STORAGE_CONF" <<-EOF
 		[storage]
-		driver = "vfs"
+		driver = "overlay"
 		graphroot = "$PD/graph"
 		runroot = "$PD/run"
 		[storage.options]
@@ -122,6 +123,12 @@ setup_file() {
 	in_ns mount --bind "$PD/subid" /etc/subgid
 
 	"$ROOT_DIR/hack/mkrootfs.sh" "$PD/rootfs"
+	import_busybox
+	PD_DRIVER=vfs import_busybox
+}
+
+# import_busybox: the test image, localhost/busybox, in pd's store.
+import_busybox() {
 	tar -C "$PD/rootfs" -c . | pd import - localhost/busybox >/dev/null
 }
 
@@ -129,6 +136,7 @@ teardown_file() {
 	[ -n "${PD:-}" ] || return 0
 	if [ -n "${NS_PID:-}" ]; then
 		pd rm -a -f -t 0 >/dev/null 2>&1 || true
+		PD_DRIVER=vfs pd rm -a -f -t 0 >/dev/null 2>&1 || true
 		# Whatever podman could not remove: its runc containers, then the
 		# processes left in the namespace (conmon), then the holder.
 		local id pid ns
@@ -148,11 +156,14 @@ teardown_file() {
 	for p in /sys/fs/cgroup/*/"$PD_CGROUP"; do
 		[ -d "$p" ] && rmdir "$p" 2>/dev/null || true
 	done
-	# vfs layers are plain directories: rm can do it.
+	# With the namespace gone, nothing is mounted on the stores: overlay's
+	# and vfs's layers are plain directories, rm can do it.
 	rm -rf "$PD"
 }
 
 setup() {
+	# The image, unless a test before this one removed it.
+	pd image exists localhost/busybox || import_busybox
 	VOL=$BATS_TEST_TMPDIR/vol
 	mkdir -p "$VOL"
 	chmod 0711 "$BATS_TEST_TMPDIR"
@@ -166,7 +177,12 @@ setup() {
 # pool entry, no pin or staging mount, the host's /dev/null untouched.
 teardown() {
 	local leaks=""
-	pd rm -a -f -t 0 >/dev/null 2>&1 || true
+	if [ -n "${NET_PID:-}" ]; then
+		kill "$NET_PID" 2>/dev/null || true
+		wait "$NET_PID" 2>/dev/null || true
+	fi
+	PD_DRIVER=overlay pd rm -a -f -t 0 >/dev/null 2>&1 || true
+	PD_DRIVER=vfs pd rm -a -f -t 0 >/dev/null 2>&1 || true
 	write_pd_config '{}'
 	local n
 	n=$(pd_pool | jq length)
@@ -176,6 +192,10 @@ teardown() {
 	[ -z "$m" ] || leaks+="mounts left: $m; "
 	m=$(in_ns ls /run/runc)
 	[ -z "$m" ] || leaks+="runc containers left: $m; "
+	# podman's own overlays (<graph>/overlay/<layer>/merged) went with
+	# their containers.
+	m=$(in_ns awk -v d="$PD/graph/overlay/" 'index($5, d) == 1 && $5 ~ /\/merged$/ {print $5}' /proc/self/mountinfo)
+	[ -z "$m" ] || leaks+="podman overlays left: $m; "
 	m=$(grep -F "$BATS_FILE_TMPDIR" /proc/self/mountinfo || true)
 	[ -z "$m" ] || leaks+="mounts in the host's namespace: $m; "
 	[ "$(stat -c '%u:%g %a' /dev/null)" = "0:0 666" ] || leaks+="/dev/null is $(stat -c '%u:%g %a' /dev/null); "
@@ -187,9 +207,13 @@ in_ns() {
 	nsenter -t "$NS_PID" -m -- "$@"
 }
 
-# pd ARGS...: the private podman.
+# pd ARGS...: the private podman, on its overlay store, or on its vfs one
+# with PD_DRIVER=vfs (each store its own graph root, run root and tmp dir:
+# podman's database and locks live there).
 pd() {
-	in_ns podman --root "$PD/graph" --runroot "$PD/run" --tmpdir "$PD/tmp" \
+	local drv=${PD_DRIVER:-overlay} root=$PD/graph run=$PD/run tmp=$PD/tmp
+	[ "$drv" = overlay ] || root=$PD/gv run=$PD/rv tmp=$PD/tv
+	in_ns podman --root "$root" --runroot "$run" --tmpdir "$tmp" --storage-driver "$drv" \
 		--cgroup-manager cgroupfs --events-backend file "$@"
 }
 
@@ -292,7 +316,9 @@ lifecycle() {
 	[[ "$output" == *"sleep 1000"* ]]
 }
 
-@test "userns=auto: a pool range, root inside, / writable, a host-root volume is root's, rm returns the range" {
+# auto_basics: a pool container on pd's store: a pool range, root inside,
+# / writable, a host-root volume root's, rm returns the range.
+auto_basics() {
 	prun runc-userns -d --name u1 --annotation runc-userns.io/userns=auto -v "$VOL:/v" localhost/busybox \
 		sh -c 'echo ready; exec sleep 1000'
 	run -0 pd exec u1 cat /proc/self/uid_map
@@ -332,6 +358,140 @@ lifecycle() {
 	# The range is free again: the next pod gets the same one.
 	run -0 prun runc-userns --rm --annotation runc-userns.io/userns=auto localhost/busybox cat /proc/self/uid_map
 	[ "$(echo $output)" = "0 $POOL_BASE 65536" ]
+}
+
+@test "userns=auto (overlay): a pool range, root inside, / writable, a host-root volume is root's, rm returns the range" {
+	auto_basics
+}
+
+@test "userns=auto (vfs): a pool range, root inside, / writable, a host-root volume is root's, rm returns the range" {
+	PD_DRIVER=vfs
+	auto_basics
+}
+
+# LOOK: what a container sees of its rootfs and of the files podman puts
+# in it, then writes in it (/etc as podman left it in the upper dir, a
+# new directory at /).
+LOOK='id -u; stat -c "%n %u:%g %a" / /etc /etc/hostname /etc/hosts /etc/passwd /bin/busybox /tmp; echo w >/etc/written; mkdir /newdir; stat -c "%n %u:%g" /etc/written /newdir'
+
+@test "overlay, userns=auto: the rootfs as podman's own --userns auto shows it; the image and the container layer are not chowned" {
+	# The reference: podman's own user namespace, on idmapped layers of
+	# its own.
+	run -0 prun runc-userns --rm --userns auto localhost/busybox sh -c "$LOOK"
+	want=$output
+	[ "${lines[0]}" = 0 ]
+	[[ "${lines[1]}" == "/ 0:0 "* ]]
+	[[ "$want" == *"/etc/hosts 0:0 "* ]]
+	[[ "$want" == *"/etc/written 0:0"* ]]
+	image=$(pd image inspect --format '{{.GraphDriver.Data.UpperDir}}' localhost/busybox)
+	[ -d "$image" ]
+	before=$(find "$image" -printf '%p %u:%g %m\n' | sha256sum)
+	# podman cp before the start writes through podman's own mount of the
+	# layer, as host root. (Into a running pool container it fails, on vfs
+	# too: podman writes as host root in the container's mount namespace,
+	# where the idmapped rootfs has no ID for host root.)
+	pd --runtime runc-userns create --network none --cgroup-parent "/$PD_CGROUP" --name o1 \
+		--annotation runc-userns.io/userns=auto localhost/busybox sleep 1000 >/dev/null
+	pd cp "$VOL/root-file" o1:/copied
+	pd start o1 >/dev/null
+	run -0 pd exec o1 sh -c 'cat /copied; stat -c %u:%g /copied'
+	[ "$output" = "$(printf 'root\n0:0')" ]
+	run -0 pd exec o1 cat /proc/self/uid_map
+	[ "$(echo $output)" = "0 $POOL_BASE 65536" ]
+	run -0 pd exec o1 sh -c "$LOOK"
+	[ "$output" = "$want" ] || {
+		diff -u <(echo "$want") <(echo "$output")
+		false
+	}
+	# On disk, what the pod wrote is host root's, as without a user
+	# namespace: podman recorded no mapping for this layer, and its own
+	# tools (commit, diff, cp) read it so.
+	upper=$(pd inspect --format '{{.GraphDriver.Data.UpperDir}}' o1)
+	[ "$(stat -c '%n %u:%g' "$upper" "$upper/etc/written" "$upper/newdir")" = "$(printf '%s 0:0\n' "$upper" "$upper/etc/written" "$upper/newdir")" ]
+	[ "$(find "$image" -printf '%p %u:%g %m\n' | sha256sum)" = "$before" ]
+	run -0 pd diff o1
+	[[ "$output" == *"A /newdir"* ]]
+	pd rm -f -t 0 o1 >/dev/null
+	[ ! -e "$upper" ]
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 0 ]
+}
+
+@test "overlay, userns=auto in a network namespace of its own (--network ns:): /etc/resolv.conf, /etc/hosts, /etc/hostname are root's" {
+	# With --network none podman writes no resolv.conf.
+	unshare -n sleep infinity </dev/null >/dev/null 2>&1 3>&- &
+	NET_PID=$!
+	for i in $(seq 50); do
+		[ "$(readlink "/proc/$NET_PID/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
+		sleep 0.1
+	done
+	run -0 pd --runtime runc-userns run --rm --network "ns:/proc/$NET_PID/ns/net" --cgroup-parent "/$PD_CGROUP" \
+		--annotation runc-userns.io/userns=auto localhost/busybox \
+		sh -c 'cat /proc/self/uid_map; stat -c "%n %u:%g %a" /etc/resolv.conf /etc/hosts /etc/hostname; echo x >>/etc/hosts'
+	[ "$(echo ${lines[0]})" = "0 $POOL_BASE 65536" ]
+	[ "${lines[1]}" = "/etc/resolv.conf 0:0 644" ]
+	[ "${lines[2]}" = "/etc/hosts 0:0 644" ]
+	[ "${lines[3]}" = "/etc/hostname 0:0 644" ]
+	[ "$(pd_pool | jq length)" = 0 ]
+}
+
+@test "overlay, mode always: a container without the annotation runs in a pool range; rm -f, stop+start and --rm return it" {
+	write_pd_config '{"userns": {"mode": "always"}}'
+	run -0 prun runc-userns --rm -v "$VOL:/v" localhost/busybox \
+		sh -c 'cat /proc/self/uid_map; stat -c "%n %u:%g" /etc/hostname /etc/hosts /v/root-file /v/user-file'
+	[ "$(echo ${lines[0]})" = "0 $POOL_BASE 65536" ]
+	[ "${lines[1]}" = "/etc/hostname 0:0" ]
+	[ "${lines[2]}" = "/etc/hosts 0:0" ]
+	[ "${lines[3]}" = "/v/root-file 0:0" ]
+	[ "${lines[4]}" = "/v/user-file 1000:1000" ]
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 0 ]
+	prun runc-userns -d --name a1 localhost/busybox sleep 1000
+	[ "$(pd_pool | jq length)" = 1 ]
+	pd stop -t 0 a1 >/dev/null
+	for i in $(seq 100); do
+		[ "$(pd_pool | jq length)" = 0 ] && break
+		sleep 0.1
+	done
+	[ "$(pd_pool | jq length)" = 0 ]
+	pd start a1 >/dev/null
+	run -0 pd exec a1 sh -c 'cat /proc/self/uid_map; echo again >/etc/again'
+	[ "$(echo $output)" = "0 $POOL_BASE 65536" ]
+	pd rm -f -t 0 a1 >/dev/null
+	[ "$(pd_pool | jq length)" = 0 ]
+}
+
+@test "overlay: after pool containers, podman rm, image rm and system reset work and leave nothing" {
+	prun runc-userns -d --name s1 --annotation runc-userns.io/userns=auto localhost/busybox sh -c 'echo x >/etc/w; exec sleep 1000'
+	prun runc-userns --name s2 --annotation runc-userns.io/userns=auto localhost/busybox sh -c 'echo y >/etc/w'
+	layers=$(ls "$PD/graph/overlay" | wc -l)
+	pd rm -f -t 0 s1 >/dev/null
+	pd rm s2 >/dev/null
+	[ "$(pd_pool | jq length)" = 0 ]
+	[ "$(ls "$PD/graph/overlay" | wc -l)" = $((layers - 2)) ]
+	pd image rm localhost/busybox >/dev/null
+	# reset removes the graph root (the layers, runc-userns's work
+	# directories among them) and unmounts what podman mounted there.
+	pd system reset --force >/dev/null
+	[ ! -e "$PD/graph/overlay" ]
+	run -0 in_ns awk -v d="$PD/graph/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo
+	[ -z "$output" ]
+}
+
+@test "overlay mounted with index=on (storage.conf mountopt): refused before runc, in one line saying what to use" {
+	run pd --storage-opt overlay.mountopt=nodev,index=on --runtime runc-userns run --rm --network none \
+		--cgroup-parent "/$PD_CGROUP" --annotation runc-userns.io/userns=auto localhost/busybox true
+	[ "$status" -ne 0 ]
+	[ "${#lines[@]}" = 1 ]
+	[[ "$output" == *"index=on"*"Mount the rootfs with index=off"* ]]
+	[[ "$output" != *"permission denied"* ]]
+	[[ "$output" != *'{"level"'* ]]
+	run -0 pd_pool
+	[ "$(echo "$output" | jq length)" = 0 ]
+	# podman's way round it: its own user namespace.
+	run -0 pd --storage-opt overlay.mountopt=nodev,index=on --runtime runc-userns run --rm --network none \
+		--cgroup-parent "/$PD_CGROUP" --userns auto localhost/busybox id -u
+	[ "$output" = 0 ]
 }
 
 @test "userns=auto: podman rm -f of a running container returns the range" {
