@@ -89,8 +89,8 @@ lint-bats: ## The bats suites' lint (hack/lint-bats.sh: holes in set -e, run wit
 	bats tests/lint
 	./hack/lint-bats.sh tests/integration/*.bats tests/integration/*.bash tests/lint/*.bats bench/*.bats
 
-bench: deps deps-upstream deps-crictl build ## Benchmarks against plain runc: bench/results/<time>.md and .jsonl (BENCH_N rounds, default 40)
-	BUILD_CC=$(BUILD_CC) ./hack/bench.sh
+bench: deps deps-upstream deps-crictl deps-containerd build ## Benchmarks against plain runc: bench/results/<time>.md and .jsonl (BENCH_N rounds, default 40)
+	BUILD_CC=$(BUILD_CC) BENCH_CONTAINERD2=$(CONTAINERD2) ./hack/bench.sh
 
 fuzz: ## Run every fuzz target for $(FUZZTIME) (executions, or a duration such as 30s)
 	./hack/fuzz.sh $(FUZZTIME)

@@ -52,40 +52,15 @@ pod_round() {
 }
 
 # table COLUMN FILE: a Markdown table of column COLUMN (2: pod start, 3: pod
-# teardown; microseconds) of FILE, a row a variant in their order in FILE,
-# ratio and difference of medians against the first, and the median of the
-# differences to the first variant's pod of the same round (FILE holds
-# each round's pods in turn): the round-to-round drift of this VM (tens of
-# ms) cancels out of it.
+# teardown; microseconds) of FILE, a row a variant in their order in FILE:
+# median, min, max, ratio and difference of medians against the first, and
+# the paired difference (the median, over the rounds, of a pod's time minus
+# the first variant's pod of the same round: the round-to-round drift of
+# this VM, tens of ms, cancels out of it) with its 95% interval. The
+# arithmetic is bench/lifecycle's (-mode tsv), the same as sections 1-2's.
 table() {
-	echo "| variant | median ms | min ms | max ms | vs runc | paired Δ ms | n |"
-	echo "|---|---:|---:|---:|---:|---:|---:|"
-	awk -F '\t' -v c="$1" '
-		function sort(a, key, m,    i, j, x) { # insertion sort of a[key, 1..m]: BENCH_N values
-			for (i = 2; i <= m; i++) {
-				x = a[key, i]
-				for (j = i - 1; j >= 1 && a[key, j] > x; j--) a[key, j + 1] = a[key, j]
-				a[key, j + 1] = x
-			}
-		}
-		function median(a, key, m) { return m % 2 ? a[key, (m + 1) / 2] : (a[key, m / 2] + a[key, m / 2 + 1]) / 2 }
-		!($1 in n) { order[++k] = $1 }
-		$1 == order[1] { base = $c / 1000 }
-		{ n[$1]++; s[$1, n[$1]] = $c / 1000; d[$1, n[$1]] = $c / 1000 - base }
-		END {
-			for (i = 1; i <= k; i++) {
-				v = order[i]
-				sort(s, v, n[v])
-				sort(d, v, n[v])
-				med[v] = median(s, v, n[v])
-				dmed[v] = median(d, v, n[v])
-			}
-			for (i = 1; i <= k; i++) {
-				v = order[i]
-				printf "| %s | %.2f | %.2f | %.2f | %.2fx (%+.2f ms) | %+.2f | %d |\n", v, med[v], s[v, 1], s[v, n[v]],
-					med[v] / med[order[1]], med[v] - med[order[1]], dmed[v], n[v]
-			}
-		}' "$2"
+	[ -x "$D/lifecycle" ] || (cd "$BATS_TEST_DIRNAME/.." && go build -o "$D/lifecycle" ./bench/lifecycle)
+	"$D/lifecycle" -mode tsv -col "$1" <"$2"
 }
 
 @test "pod start and teardown under containerd's CRI: runc, runc-userns exec-only, runc-userns with a pool user namespace" {
@@ -115,7 +90,8 @@ table() {
 		echo "(\`crictl runp --runtime plain\`)."
 		echo "Load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)."
 		echo "Medians of $n interleaved rounds (runc, exec-only, pool in turn) after 3 warm-up rounds; ratios against runc;"
-		echo "\"paired Δ\": the median, over the rounds, of a pod's time minus the runc pod's of the same round."
+		echo "\"paired Δ\": the median, over the rounds, of a pod's time minus the runc pod's of the same round, with its"
+		echo "distribution-free 95% interval (bench/lifecycle, stats.go)."
 		echo
 		echo "Pod start: \`crictl runp\` (pause sandbox, its own network namespace through CNI) + \`crictl create\` +"
 		echo "\`crictl start\` of a busybox \`true\`, wall time in the shell; the wait for it to exit is not timed."

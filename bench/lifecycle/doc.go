@@ -25,6 +25,9 @@
 // -ref NAME adds a column with each variant's median minus NAME's (make
 // bench: against execwrap, a Go program that only execs runc).
 //
+// -mode tsv reads rounds measured elsewhere (bench/cri.bats: "LABEL<tab>US..."
+// lines, variants in turn) and tabulates column -col the same way.
+//
 // -mode gobench reads `go test -bench` output (several -count rounds) on
 // stdin and prints, per benchmark and unit, median, min and max; -pair
 // A=B adds for every benchmark whose name contains /A/ the ratio of the

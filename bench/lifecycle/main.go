@@ -31,7 +31,8 @@ func main() {
 	n := flag.Int("n", 40, "measured rounds")
 	warm := flag.Int("warmup", 5, "unmeasured rounds first")
 	root := flag.String("root", "", "runc --root (a temp dir)")
-	mode := flag.String("mode", "lifecycle", "lifecycle or cmd")
+	mode := flag.String("mode", "lifecycle", "lifecycle, cmd, gobench or tsv")
+	col := flag.Int("col", 2, "tsv: the column (1-based) of microseconds to tabulate")
 	rawPath := flag.String("raw", "", "append every measurement here as JSON lines")
 	ref := flag.String("ref", "", "add a column: median minus this variant's median")
 	pair := flag.String("pair", "", "gobench: A=B, ratio of /B/ twins to /A/ benchmarks")
@@ -41,6 +42,14 @@ func main() {
 		if err := gobench(os.Stdin, os.Stdout, *pair); err != nil {
 			die(1, "lifecycle: %v", err)
 		}
+		return
+	}
+	if *mode == "tsv" {
+		vs, samples, err := readTSV(os.Stdin, *col)
+		if err != nil {
+			die(1, "lifecycle: %v", err)
+		}
+		table(vs, samples, *ref)
 		return
 	}
 	vs := variants(*mode, flag.Args())
