@@ -57,10 +57,12 @@ pod_round() {
 # the paired difference (the median, over the rounds, of a pod's time minus
 # the first variant's pod of the same round: the round-to-round drift of
 # this VM, tens of ms, cancels out of it) with its 95% interval. The
-# arithmetic is bench/lifecycle's (-mode tsv), the same as sections 1-2's.
+# arithmetic is bench/lifecycle's (-mode tsv), the same as sections 1-2's:
+# $BENCH_LIFECYCLE, which hack/bench.sh has built, else built here.
 table() {
-	[ -x "$D/lifecycle" ] || (cd "$BATS_TEST_DIRNAME/.." && go build -o "$D/lifecycle" ./bench/lifecycle)
-	"$D/lifecycle" -mode tsv -col "$1" <"$2"
+	local bin=${BENCH_LIFECYCLE:-$D/lifecycle}
+	[ -x "$bin" ] || (cd "$BATS_TEST_DIRNAME/.." && go build -o "$bin" ./bench/lifecycle)
+	"$bin" -mode tsv -col "$1" <"$2"
 }
 
 @test "pod start and teardown under containerd's CRI: runc, runc-userns exec-only, runc-userns with a pool user namespace" {

@@ -218,7 +218,7 @@ cri() {
 	shift 2
 	echo "### $pass" >>"$report"
 	echo >>"$report"
-	if env "$@" BENCH_N=$N BENCH_CRI_OUT="$tmp/cri.md" REAL_RUNC=/usr/sbin/runc bats -f "$filter" bench/cri.bats >"$tmp/cri.log" 2>&1; then
+	if env "$@" BENCH_N=$N BENCH_LIFECYCLE="$tmp/lifecycle" BENCH_CRI_OUT="$tmp/cri.md" REAL_RUNC=/usr/sbin/runc bats -f "$filter" bench/cri.bats >"$tmp/cri.log" 2>&1; then
 		cat "$tmp/cri.md" >>"$report"
 	else
 		{
@@ -233,9 +233,10 @@ cri() {
 }
 # Debian's containerd 1.6 (pod start, teardown and density), then
 # containerd 2 (pod start and teardown) when make deps-containerd built it.
-cri "containerd $(containerd --version | awk '{print $3}')" . PATH="$PATH"
+cri "containerd $(containerd --version | awk '{print $3}')" .
 if [ -x "${BENCH_CONTAINERD2:-}/containerd" ]; then
-	cri "containerd $("$BENCH_CONTAINERD2/containerd" --version | awk '{print $3}')" "^pod start" PATH="$BENCH_CONTAINERD2:$PATH" CONTAINERD_VERSION="$("$BENCH_CONTAINERD2/containerd" --version | awk '{print $3}')"
+	v2=$("$BENCH_CONTAINERD2/containerd" --version | awk '{print $3}')
+	cri "containerd $v2" "^pod start" PATH="$BENCH_CONTAINERD2:$PATH" CONTAINERD_VERSION="$v2"
 fi
 cat "$report"
 echo "bench: report in $report, raw measurements in $raw"
