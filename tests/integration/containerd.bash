@@ -44,6 +44,15 @@ setup_file() {
 	# /k8s.io and /test behind in every hierarchy.
 	export CG_PARENT=/$CNI_NET
 	mkdir -p "$D/cni" "$D/logs" "$D/vol"
+	# What a node keeps under /run, a tmpfs, gets a tmpfs here too (this
+	# host's /run is on disk): containerd's state (bundles, config.json),
+	# each handler's runc root and the wrapper's stateDir. Its root (images,
+	# snapshots, /etc/hosts and friends) stays on disk, as under /var/lib.
+	local t
+	for t in state state-ctrd runc runc-plain; do
+		mkdir "$D/$t"
+		mount -t tmpfs -o mode=0711 tmpfs "$D/$t"
+	done
 	# The wrapper's operator config: REAL_RUNC, a 2-slot test pool.
 	export RUNC_USERNS_CONFIG=$D/runc-userns.json
 	jq -n --arg runtime "$REAL_RUNC" --arg state "$D/state" --argjson base "$POOL_BASE" \
