@@ -121,9 +121,9 @@ func (p *Pool) Allocate(owner, root, member string) (Allocation, error) {
 		if !ok {
 			n := used.count()
 			if reclaimFailed != nil {
-				return fmt.Errorf("%w: %d of %d ranges in use (see runc-userns pool ls); the ranges of pods that are gone could not all be taken back: %w", ErrExhausted, n, p.layout.total, reclaimFailed)
+				return fmt.Errorf("%w: %d of %d ranges in use (see runc-userns pool ls) in %s; the ranges of pods that are gone could not all be taken back: %w", ErrExhausted, n, p.layout.total, p.name(), reclaimFailed)
 			}
-			return fmt.Errorf("%w: %d of %d ranges in use (see runc-userns pool ls); `runc-userns pool gc` frees those of pods that are gone", ErrExhausted, n, p.layout.total)
+			return fmt.Errorf("%w: %d of %d ranges in use (see runc-userns pool ls) in %s; `runc-userns pool gc` frees those of pods that are gone, a larger userns.ranges makes room", ErrExhausted, n, p.layout.total, p.name())
 		}
 		if err := p.noteRoot(root); err != nil {
 			return err
@@ -324,4 +324,14 @@ func addMember(a *Allocation, member string) bool {
 	}
 	a.Members = append(a.Members, member)
 	return true
+}
+
+// name names the pool for an operator who has more than one node or
+// config: its host ID ranges (as userns.ranges has them) and its state dir.
+func (p *Pool) name() string {
+	rs := make([]string, len(p.layout.ranges))
+	for i, r := range p.layout.ranges {
+		rs[i] = r.String()
+	}
+	return fmt.Sprintf("the pool of host IDs %s kept in %s", strings.Join(rs, ", "), p.dir)
 }

@@ -94,7 +94,8 @@ func TestAllocate(t *testing.T) {
 		if !errors.Is(err, ErrExhausted) {
 			t.Fatalf("err = %v, want ErrExhausted", err)
 		}
-		if want := "user namespace pool exhausted: 2 of 2 ranges in use (see runc-userns pool ls); `runc-userns pool gc` frees those of pods that are gone"; err.Error() != want {
+		want := fmt.Sprintf("user namespace pool exhausted: 2 of 2 ranges in use (see runc-userns pool ls) in the pool of host IDs %d+131072 kept in %s; `runc-userns pool gc` frees those of pods that are gone, a larger userns.ranges makes room", base, p.dir)
+		if err.Error() != want {
 			t.Errorf("err = %q\nwant %q", err, want)
 		}
 		// A known owner still gets its range in a full pool.
