@@ -1,15 +1,33 @@
 #!/usr/bin/env bash
-# mkimage.sh OUT.tar NAME CMD...: a one-layer OCI image archive (image
-# layout, uncompressed layer) of the busybox rootfs of mkrootfs.sh, named
-# NAME (e.g. localhost/busybox:test) for `ctr images import`. No registry
-# needed: tar, sha256sum and jq write it.
+# mkimage.sh [--bare] [--add SRC:DST]... OUT.tar NAME CMD...: a one-layer
+# OCI image archive (image layout, uncompressed layer) of the busybox rootfs
+# of mkrootfs.sh, named NAME (e.g. localhost/busybox:test) for `ctr images
+# import`. --bare starts from an empty rootfs instead (a pause image);
+# --add copies the file SRC to DST in the rootfs. No registry needed: tar,
+# sha256sum and jq write it.
 set -euo pipefail
+bare="" adds=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--bare) bare=1 ;;
+	--add) adds+=("$2"); shift ;;
+	*) break ;;
+	esac
+	shift
+done
 out=$1 name=$2
 shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$here/mkrootfs.sh" "$work/rootfs"
+if [ -n "$bare" ]; then
+	mkdir "$work/rootfs"
+else
+	"$here/mkrootfs.sh" "$work/rootfs"
+fi
+for a in "${adds[@]}"; do
+	install -D -m 0755 "${a%%:*}" "$work/rootfs/${a#*:}"
+done
 mkdir -p "$work/layout/blobs/sha256"
 blob() { # blob FILE MEDIATYPE: store FILE, print its descriptor
 	local d s
