@@ -36,8 +36,12 @@ CONTAINERD17_VERSION ?= v1.7.35
 CONTAINERD17 := $(CACHE)/containerd-$(CONTAINERD17_VERSION)
 CONTAINERD2_VERSION ?= v2.2.9
 CONTAINERD2 := $(CACHE)/containerd-$(CONTAINERD2_VERSION)
+# Kubernetes and etcd for the cluster suite (tests/k8s), built from the Go
+# module cache (hack/install-kubernetes.sh, hack/install-etcd.sh).
+K8S_VERSION ?= v1.34.4
+ETCD_VERSION ?= v3.6.4
 
-.PHONY: all build build-faults lint-bats install demo test unit integration integration-runc11 integration-upstream integration-containerd fuzz bench deps deps-upstream deps-crictl deps-containerd lint clean help
+.PHONY: all build build-faults lint-bats install demo test unit integration integration-runc11 integration-upstream integration-containerd test-k8s fuzz bench deps deps-upstream deps-crictl deps-containerd deps-k8s lint clean help
 
 all: build ## Build bin/runc-userns (default)
 
@@ -65,12 +69,16 @@ deps-containerd: ## Build containerd 1.7 and 2 into .cache for more passes of th
 	GO=$(GO) ./hack/install-containerd.sh $(CONTAINERD17_VERSION) $(CONTAINERD17)
 	GO=$(GO) ./hack/install-containerd.sh $(CONTAINERD2_VERSION) $(CONTAINERD2)
 
+deps-k8s: ## Build Kubernetes (apiserver, controller-manager, scheduler, kubelet, kubectl, pause) and etcd into .cache for the cluster suite
+	GO=$(GO) BUILD_CC=$(BUILD_CC) ./hack/install-kubernetes.sh $(K8S_VERSION) $(CACHE)/kubernetes-$(K8S_VERSION)
+	GO=$(GO) ./hack/install-etcd.sh $(ETCD_VERSION) $(CACHE)/etcd-$(ETCD_VERSION)
+
 demo: deps build ## Run a busybox container in a pool user namespace and show what it sees
 	./hack/demo.sh $(BIN)
 
-test: deps deps-upstream deps-crictl deps-containerd build build-faults ## Everything: vet, unit tests with -race, short fuzzing, bats with runc 1.1.5 and upstream runc, the containerd suite again under containerd 1.7 and 2; fails if they left the host changed
+test: deps deps-upstream deps-crictl deps-containerd deps-k8s build build-faults ## Everything: vet, unit tests with -race, short fuzzing, bats with runc 1.1.5 and upstream runc, the containerd suite again under containerd 1.7 and 2, the Kubernetes cluster suite; fails if they left the host changed
 	./hack/hostcheck.sh save $(CACHE)/hostcheck.before
-	$(MAKE) unit fuzz integration
+	$(MAKE) unit fuzz integration test-k8s
 	./hack/hostcheck.sh check $(CACHE)/hostcheck.before
 
 unit: lint-bats ## go vet, unit tests with the race detector (glibc), and the packages with C in them again against musl; the bats lint
@@ -87,7 +95,7 @@ unit: lint-bats ## go vet, unit tests with the race detector (glibc), and the pa
 
 lint-bats: ## The bats suites' lint (hack/lint-bats.sh: holes in set -e, run without a status check, bare wait, unlocal loop variables), and its own tests
 	bats tests/lint
-	./hack/lint-bats.sh tests/integration/*.bats tests/integration/*.bash tests/lint/*.bats bench/*.bats
+	./hack/lint-bats.sh tests/integration/*.bats tests/integration/*.bash tests/k8s/*.bats tests/k8s/*.bash tests/lint/*.bats bench/*.bats
 
 bench: deps deps-upstream deps-crictl deps-containerd build ## Benchmarks against plain runc: bench/results/<time>.md and .jsonl (BENCH_N rounds, default 40)
 	BUILD_CC=$(BUILD_CC) BENCH_CONTAINERD2=$(CONTAINERD2) ./hack/bench.sh
@@ -110,6 +118,10 @@ integration-containerd: build deps-upstream deps-crictl deps-containerd ## the c
 		bats --print-output-on-failure tests/integration/containerd.bats
 	PATH=$(CONTAINERD2):$$PATH CONTAINERD_VERSION=$(CONTAINERD2_VERSION) REAL_RUNC=$(RUNC_UPSTREAM) \
 		bats --print-output-on-failure tests/integration/containerd.bats
+
+test-k8s: build deps-crictl deps-containerd deps-k8s ## The Kubernetes cluster suite alone (tests/k8s): a one-node cluster on containerd $(CONTAINERD17_VERSION) and runc 1.1.5, runc-userns installed by contrib/kubernetes; TAP output
+	K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) CONTAINERD17_VERSION=$(CONTAINERD17_VERSION) \
+		bats --tap --print-output-on-failure tests/k8s
 
 clean: ## Remove build outputs
 	rm -rf bin

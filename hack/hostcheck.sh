@@ -48,7 +48,7 @@ state() {
 	echo "# /var/lib/cni: libcni's cache"
 	find /var/lib/cni 2>/dev/null | sort || true
 	echo "# /tmp: suites' temp dirs"
-	local tmp=(/tmp/runc-userns-* /tmp/ctrd-e2e.* /tmp/bats-run-*)
+	local tmp=(/tmp/runc-userns-* /tmp/ctrd-e2e.* /tmp/k8s-e2e.* /tmp/bats-run-*)
 	[ ${#tmp[@]} = 0 ] || printf '%s\n' "${tmp[@]}" | sort
 	echo "# /dev nodes: owner and mode"
 	stat -c '%n %u:%g %a' /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty
