@@ -1,18 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 
-	"github.com/sirupsen/logrus"
-
-	"github.com/runc-userns/runc-userns/internal/admin"
-	"github.com/runc-userns/runc-userns/internal/fault"
 	"github.com/runc-userns/runc-userns/internal/oci"
-	"github.com/runc-userns/runc-userns/internal/runc"
-	"github.com/runc-userns/runc-userns/internal/state"
-	"github.com/runc-userns/runc-userns/pool"
 )
 
 // delete runs runc's delete, then releases what the container held. What it
@@ -22,148 +14,37 @@ import (
 // with no environment at all, and finds the operator's config at its
 // default path.
 func (a *app) delete() int {
-	id := a.inv.ID
+	id := a.Inv.ID
 	if oci.ValidateID(id) != nil {
-		return a.exec() // nothing of ours can exist for it; runc says why
+		return a.Exec() // nothing of ours can exist for it; runc says why
 	}
-	root, err := filepath.Abs(a.inv.Root)
+	root, err := filepath.Abs(a.Inv.Root)
 	if err != nil {
-		return a.fail(err)
+		return a.Fail(err)
 	}
-	stamp, has := a.deleteStamp(root, id)
+	stamp, has := a.Call.DeleteStamp(root, id)
 	if has && stamp == nil {
 		// runc has it and we never edited it (every spec we edit
 		// carries a verified stamp): nothing of ours to release.
-		return a.exec()
+		return a.Exec()
 	}
-	a.ph.Mark("state")
-	status := a.run()
-	a.ph.Mark("runc")
+	a.Phases.Mark("state")
+	status := a.Run()
+	a.Phases.Mark("runc")
 	if _, err := os.Stat(filepath.Join(root, id, "state.json")); err == nil {
 		return status // runc still has it (e.g. running, no --force)
 	}
-	if err := a.releaseDeleted(root, id, stamp); err != nil {
+	if err := a.Call.ReleaseDeleted(root, id, stamp); err != nil {
 		if status == 0 {
-			return a.fail(err)
+			return a.Fail(err)
 		}
-		a.log.Warn(err)
+		a.Log.Warn(err)
 		return status
 	}
-	a.ph.Mark("release")
-	a.log.Debugf("container %s: delete took %s", id, a.ph)
+	a.Phases.Mark("release")
+	a.Log.Debugf("container %s: delete took %s", id, a.Phases)
 	if status == 0 {
-		a.sink.Commit()
+		a.Sink.Commit()
 	}
 	return status
-}
-
-// deleteStamp reads the verified stamp of container id from runc's state
-// (has: runc has the container). A stamp that does not verify is logged
-// and ignored (nil). With no operator config on this call (podman passes
-// no environment), the runc that created the container deletes it.
-func (a *app) deleteStamp(root, id string) (stamp *oci.Stamp, has bool) {
-	st, err := runc.ReadState(root, id)
-	if err != nil {
-		return nil, false
-	}
-	if v, ok := st.Annotation(oci.AnnotationStamp); ok {
-		if stamp, err = oci.DecodeStamp(v); err == nil {
-			err = a.verifyStamp(stamp, oci.Binding{ID: id, Root: root}, false)
-		}
-		if err != nil {
-			hint := ""
-			if stamp != nil && stamp.StateDir != "" && filepath.Clean(stamp.StateDir) != a.cfg.StateDir {
-				// Written for another stateDir: most likely this
-				// call did not get the operator's config.
-				hint = fmt.Sprintf(" (it was written for stateDir %s, this call's config %s names %s: nothing of the pod is released here; delete it with the operator's config, or run `runc-userns pool gc` with it)", stamp.StateDir, configName(a.cfg), a.cfg.StateDir)
-			}
-			a.log.Warnf("container %s: ignoring its %s annotation: %v%s", id, oci.AnnotationStamp, err, hint)
-			stamp = nil
-		}
-	}
-	if stamp != nil && a.cfg.Path == "" && stamp.Runtime != "" && stamp.Runtime != a.runtime && executable(stamp.Runtime) {
-		a.runtime = stamp.Runtime
-	}
-	return stamp, true
-}
-
-// releaseDeleted releases what container id held once runc no longer has
-// it: by its stamp's stateDir and pod, or without a stamp by the
-// configured stateDir's records.
-func (a *app) releaseDeleted(root, id string, stamp *oci.Stamp) error {
-	stateDir := a.cfg.StateDir
-	owner := ""
-	if stamp != nil {
-		stateDir, owner = stamp.StateDir, stamp.Owner
-	}
-	// No state.json, but a create of the ID may still be running (a
-	// retried delete): what it has taken is not ours to release.
-	// The marker stays locked until the release is done.
-	marker, err := state.Layout(stateDir).HoldForRelease(root, id)
-	if err != nil {
-		return fmt.Errorf("container %s: %w", id, err)
-	}
-	err = release(stateDir, root, id, owner, a.log)
-	if marker != nil {
-		marker.Close()
-	}
-	if err != nil {
-		pod := "its pod"
-		if owner != "" {
-			pod = "pod " + owner
-		}
-		return fmt.Errorf("container %s: deleted, but releasing what it held failed: %w (fix the cause, then delete it again or run `runc-userns pool gc`, which returns %s's range once none of its containers is alive)", id, err, pod)
-	}
-	return nil
-}
-
-// release detaches a container's staging mount and takes it out of its
-// pod's range; the pod's last container returns the range and unpins the
-// pod's user namespace. Idempotent: containerd calls delete more than once.
-//
-// The in-flight marker goes last: a delete that found no state.json holds
-// its lock meanwhile (state.Layout.HoldForRelease), and a lock excludes a
-// create of the same ID only while the marker's path names the locked
-// file.
-func release(stateDir, root, id, owner string, log logrus.FieldLogger) error {
-	lay := state.Layout(stateDir)
-	if err := releaseContainer(lay, root, id, owner, log); err != nil {
-		return err
-	}
-	return lay.RemoveInflight(root, id)
-}
-
-// releaseContainer is release but for the in-flight marker.
-func releaseContainer(lay state.Layout, root, id, owner string, log logrus.FieldLogger) error {
-	if err := admin.RemoveLeftovers(lay, root, id); err != nil {
-		return err
-	}
-	stateDir := string(lay)
-	if !admin.PoolExists(stateDir) {
-		return nil // no pool here: nothing was ever allocated
-	}
-	p, err := pool.OpenExisting(stateDir)
-	if err != nil {
-		return err
-	}
-	p.SetHooks(admin.PoolHooks(stateDir, log))
-	if owner == "" {
-		// Killed before runc had the container: find it by membership.
-		if owner, err = p.OwnerOf(root, id); err != nil || owner == "" {
-			return err
-		}
-	}
-	freed, err := p.Leave(owner, id)
-	if err != nil || !freed {
-		return err
-	}
-	// Killed here, the pin outlives the range: a retried delete finds
-	// no owner any more, and only `pool gc` drops it.
-	fault.Point(fault.Released)
-	return lay.UnpinPod(owner)
-}
-
-func executable(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
 }

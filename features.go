@@ -16,13 +16,13 @@ import (
 // runc-userns adds (containerd runs it once at start, with no global
 // flags, to decide whether hostUsers: false pods may run here).
 func (a *app) features() int {
-	f, err := runc.ProbeFeatures(a.runtime, a.cfg.StateDir)
+	f, err := runc.ProbeFeatures(a.Runtime, a.Cfg.StateDir)
 	if err != nil {
-		return a.fail(err)
+		return a.Fail(err)
 	}
 	out, err := runc.AmendFeatures(f.Raw, a.kernelCanIdmap())
 	if err != nil {
-		return a.fail(err)
+		return a.Fail(err)
 	}
 	os.Stdout.Write(out)
 	return 0
@@ -34,12 +34,12 @@ func (a *app) features() int {
 // is cached in stateDir under the boot ID.
 func (a *app) kernelCanIdmap() bool {
 	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	cache := filepath.Join(a.cfg.StateDir, "kernel-idmap-"+strings.TrimSpace(string(boot)))
+	cache := filepath.Join(a.Cfg.StateDir, "kernel-idmap-"+strings.TrimSpace(string(boot)))
 	if v, err := os.ReadFile(cache); err == nil && len(boot) > 0 {
 		return string(v) == "1"
 	}
-	ok := probeIdmap(a.cfg.StateDir) == nil
-	if len(boot) > 0 && os.MkdirAll(a.cfg.StateDir, 0o711) == nil {
+	ok := probeIdmap(a.Cfg.StateDir) == nil
+	if len(boot) > 0 && os.MkdirAll(a.Cfg.StateDir, 0o711) == nil {
 		v := "0"
 		if ok {
 			v = "1"

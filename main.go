@@ -11,6 +11,7 @@ import (
 
 	"github.com/runc-userns/runc-userns/internal/admin"
 	"github.com/runc-userns/runc-userns/internal/config"
+	"github.com/runc-userns/runc-userns/internal/create"
 	"github.com/runc-userns/runc-userns/internal/logging"
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
@@ -40,17 +41,18 @@ func dispatch(argv []string) int {
 		// An unusable --log or --log-format: runc reports it in its words.
 		return passThrough(inv)
 	}
-	a := &app{inv: inv, log: log, sink: sink, ph: logging.NewPhases()}
-	if a.cfg, err = loadConfig(inv); a.cfg == nil {
-		return a.fail(err)
+	a := &app{Call: create.Call{Inv: inv, Log: log, Sink: sink, Phases: logging.NewPhases()}}
+	a.Runc = a
+	if a.Cfg, err = loadConfig(inv); a.Cfg == nil {
+		return a.Fail(err)
 	} else if err != nil {
-		a.log.Warnf("%v: this %s goes on with the file's runtime and stateDir only; fix the file (every create is refused until then)", err, inv.Command)
+		a.Log.Warnf("%v: this %s goes on with the file's runtime and stateDir only; fix the file (every create is refused until then)", err, inv.Command)
 	}
-	if a.runtime, err = runc.Find(a.cfg.Runtime, os.Getenv("PATH")); err != nil {
-		if a.cfg.Runtime != "" && a.cfg.Path != "" {
-			err = fmt.Errorf("%w (fix \"runtime\" in %s)", err, a.cfg.Path)
+	if a.Runtime, err = runc.Find(a.Cfg.Runtime, os.Getenv("PATH")); err != nil {
+		if a.Cfg.Runtime != "" && a.Cfg.Path != "" {
+			err = fmt.Errorf("%w (fix \"runtime\" in %s)", err, a.Cfg.Path)
 		}
-		return a.fail(err)
+		return a.Fail(err)
 	}
 	switch {
 	case inv.Version && inv.Command == "":
@@ -69,9 +71,9 @@ func dispatch(argv []string) int {
 		return a.features()
 	case admin.IsVerb(inv.Command):
 		// runc would answer "No help topic for 'pool'".
-		return a.fail(fmt.Errorf("%s is runc-userns's own command, not runc's, and takes none of runc's global flags before it: run `runc-userns %s ...` with nothing between the two", inv.Command, inv.Command))
+		return a.Fail(fmt.Errorf("%s is runc-userns's own command, not runc's, and takes none of runc's global flags before it: run `runc-userns %s ...` with nothing between the two", inv.Command, inv.Command))
 	}
-	return a.exec()
+	return a.Exec()
 }
 
 // loadConfig is config.Load for this call. A mistake in the file must not

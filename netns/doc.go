@@ -33,7 +33,7 @@
 //     carry runc's /sys/fs/cgroup tmpfs back onto the /sys runc binds the
 //     cgroup v1 hierarchies from).
 //
-// The package reads no runc state and no stamp: the caller (package main)
+// The package reads no runc state and no stamp: the caller (internal/create)
 // finds the record's file, decides from runc's state whether a container
 // has one, and says which user namespace owns what (Foreign's owned).
 //
@@ -70,7 +70,7 @@
 // dev and ino are the namespace's nsfs identity in decimal, path the
 // absolute path the spec named it by: the rest of the line, spaces and
 // all (a path with a newline is refused). Any other line is an error, and
-// a missing file is "no record". Package main keeps it at
+// a missing file is "no record". Package internal/create keeps it at
 // state.Layout.NetjoinRecord; it means nothing after a reboot.
 //
 // # Kernel requirements

@@ -8,7 +8,7 @@
 // whether a spec has one), Resolve proves and pins the target, and Plan
 // decides the edits: the PID namespace, the user namespace that owns it,
 // and sysfs. Resolve reads the target's state through the caller's Lookup
-// (for runc, main reads only init_process_pid, init_process_start,
+// (for runc, internal/create reads only init_process_pid, init_process_start,
 // config.labels, config.namespaces and config.cgroups of
 // <root>/<id>/state.json, the fields runc 1.1 to 1.5 all write alike, and
 // whether <root>/<id>/exec.fifo exists), then:
@@ -79,7 +79,7 @@
 //     rules, the annotation keys, libuserns's id-map parser and user
 //     namespace modifier, a network namespace's owner, the runtime's
 //     features) comes in as a Host, declared here, and plain values
-//     (Request); main passes the adapters. It logs only through the
+//     (Request); internal/create passes the adapters. It logs only through the
 //     logrus.FieldLogger it is given.
 //
 // On disk: reads nothing of the runtime's directory itself (Lookup does);

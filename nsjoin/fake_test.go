@@ -93,7 +93,7 @@ func (m usernsMod) Modify(s *specs.Spec) error {
 	return nil
 }
 
-// sysfsMod stands for main's sysfs modifier.
+// sysfsMod stands for internal/create's sysfs modifier.
 type sysfsMod struct{}
 
 func (sysfsMod) Modify(*specs.Spec) error { return nil }

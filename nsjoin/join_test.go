@@ -162,7 +162,7 @@ func planRequest(userns UsernsChoice, poolUserns string, withMappings bool) *Req
 // TestPlanUserns: the joining container's user namespace is the target's,
 // whichever way it gets it. Which user namespace the pool gives a
 // container of each kind (by its annotations and the node's mode) is
-// main's to work out: TestJoinRequest there.
+// internal/create's to work out: TestJoinRequest there.
 func TestPlanUserns(t *testing.T) {
 	const mapText = "         0 3221225472      65536\n"
 	podMap := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 3221225472, Size: 65536}}

@@ -4,7 +4,7 @@ import "testing"
 
 // TestSamePod covers every combination of joiner and target kinds, by
 // the Pod the caller works out for each (the annotations of each kind, and
-// how they become a Pod, are main's to test: TestJoinPodSamePod).
+// how they become a Pod, are internal/create's to test: TestJoinPodSamePod).
 func TestSamePod(t *testing.T) {
 	var (
 		standalone = Pod{}

@@ -1,12 +1,12 @@
 // Package admin is runc-userns's own command line, the operator's verbs
 // (`pool ls`, `pool gc`, `pool release`, `doctor`), and the hooks that let
 // the pool see the containers that use it (PoolHooks), which the create
-// and delete paths of package main set too. runc's argv never reaches it:
-// main dispatches here only when the first argument is one of our verbs
-// (IsVerb), and Run parses that command line with urfave/cli. It is
-// plumbing for package main, not a domain package: it imports pool,
-// idmap, libuserns and nsjoin, and internal/config, internal/oci,
-// internal/runc and internal/state. It configures no logging: the verbs
+// and delete paths (package internal/create) set too. runc's argv never
+// reaches it: main dispatches here only when the first argument is one of
+// our verbs (IsVerb), and Run parses that command line with urfave/cli.
+// It is plumbing for package main and internal/create, not a domain
+// package: it imports pool, idmap, libuserns and nsjoin, and
+// internal/config, internal/oci, internal/runc and internal/state. It configures no logging: the verbs
 // warn on stderr through a logger of their own, and the hooks log to the
 // logger their caller passes.
 //

@@ -17,7 +17,7 @@
 // line, "<total> ms: <step> <ms> ms, ...": it lives here because that line
 // is all it is for.
 //
-// Only package main uses this package: the others take a
-// logrus.FieldLogger or return errors and never configure logging. No
-// kernel requirement beyond open(2) with O_SYNC.
+// Only package main and internal/create use this package: the others
+// take a logrus.FieldLogger or return errors and never configure
+// logging. No kernel requirement beyond open(2) with O_SYNC.
 package logging

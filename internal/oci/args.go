@@ -299,7 +299,7 @@ func (inv *Invocation) scanCommand(flags map[string]flagKind, rest []string) (po
 // guessBundle reads a --bundle / -b among the arguments after a flag the
 // scanner does not know, whose value (if it takes one) may be any of
 // them: a guess, good enough to tell which spec such a create is about
-// (app.createUnscanned refuses it if that spec needs runc-userns).
+// (create.Call.CreateUnscanned refuses it if that spec needs runc-userns).
 func (inv *Invocation) guessBundle(rest []string) {
 	for k := 0; k < len(rest); k++ {
 		name, value, hasValue, isFlag := splitFlag(rest[k])

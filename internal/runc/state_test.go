@@ -179,7 +179,7 @@ func TestReadStateOfRealRuncs(t *testing.T) {
 }
 
 // TestStateNamespacesAndCgroup: what a PID-namespace join reads of its
-// target's state (nsjoin.Resolve, through main's adapter).
+// target's state (nsjoin.Resolve, through internal/create's adapter).
 func TestStateNamespacesAndCgroup(t *testing.T) {
 	cases := []struct {
 		name    string

@@ -2,9 +2,9 @@
 // /run/runc-userns by default): the names of its files (Layout), the
 // in-flight markers that keep a create's claims from being reclaimed, and
 // the staging mounts and pins a create leaves that a delete, a reclaim or
-// `pool gc` removes. It is plumbing for package main, not a domain
-// package: it imports the pool, idmap, libuserns and nsjoin packages and
-// internal/oci and internal/procfs.
+// `pool gc` removes. It is plumbing for internal/create and
+// internal/admin, not a domain package: it imports the pool, idmap,
+// libuserns and nsjoin packages and internal/oci and internal/procfs.
 //
 // # On-disk layout
 //

@@ -1,16 +1,66 @@
-package main
+package create
 
 import (
 	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
 
 	"github.com/runc-userns/runc-userns/internal/config"
 	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/internal/state"
 	"github.com/runc-userns/runc-userns/netns"
 )
+
+// testApp is a call for container "debug" with the given userns mode.
+func testApp(t *testing.T, mode config.Mode) *Call {
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	return &Call{
+		Inv: &oci.Invocation{ID: "debug", Command: "create"},
+		Cfg: &config.Config{StateDir: t.TempDir(), Userns: config.Userns{Mode: mode}},
+		Log: log,
+	}
+}
+
+// pinPod makes pod owner's pin a file, as podIsPooled finds it.
+func pinPod(t *testing.T, a *Call, owner string) {
+	t.Helper()
+	pin := state.Layout(a.Cfg.StateDir).Pin(owner)
+	if err := os.MkdirAll(filepath.Dir(pin), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pin, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// appSpec is a container spec with its own network and PID namespaces and
+// the given annotations.
+func appSpec(ann map[string]string) *specs.Spec {
+	return &specs.Spec{
+		Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{
+			{Type: specs.PIDNamespace, Path: "container:t"}, {Type: specs.NetworkNamespace}, {Type: specs.IPCNamespace}, {Type: specs.MountNamespace},
+		}},
+		Annotations: ann,
+	}
+}
+
+func containerd(sandbox, ctype string) map[string]string {
+	return map[string]string{oci.CRISandboxID: sandbox, oci.CRIContainerType: ctype}
+}
+
+func crio(sandbox, ctype string) map[string]string {
+	return map[string]string{oci.CRIOSandboxID: sandbox, oci.CRIOContainerType: ctype}
+}
+
+func noCaps() (*specs.LinuxCapabilities, error) { return nil, nil }
 
 // An app container of a pod whose sandbox holds a pool user namespace
 // joins it whether or not its own spec asks (CRI-O copies no pod
@@ -71,8 +121,6 @@ func TestWantUsernsPooledPod(t *testing.T) {
 	}
 }
 
-func noCaps() (*specs.LinuxCapabilities, error) { return nil, nil }
-
 // wantUsernsOf is wantUserns for container debug with annotations ann, a
 // PID namespace of its own and the spec edit makes, under mode; pinned:
 // pod sb holds a pool user namespace.
@@ -87,7 +135,7 @@ func wantUsernsOf(t *testing.T, mode config.Mode, pinned bool, ann map[string]st
 	if edit != nil {
 		edit(s)
 	}
-	req, err := oci.ParseRequest(a.inv.ID, ann)
+	req, err := oci.ParseRequest(a.Inv.ID, ann)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,6 +198,42 @@ func TestWantUsernsFollowsSandbox(t *testing.T) {
 			}
 			if err != nil || got != c.want {
 				t.Errorf("wantUserns = %v, %v; want %v", got, err, c.want)
+			}
+		})
+	}
+}
+
+// The host's namespaces are recognised where /proc/1/ns cannot be read
+// (root cannot on some machines): through the wrapper's own, which are
+// the host's. A path to another namespace, or a private one, is not the
+// host's; no entry at all is.
+func TestHostNamespaces(t *testing.T) {
+	private := specs.LinuxNamespace{Type: specs.PIDNamespace}
+	ipc := specs.LinuxNamespace{Type: specs.IPCNamespace}
+	cases := []struct {
+		name string
+		dirs []string
+		nss  []specs.LinuxNamespace
+		want []specs.LinuxNamespaceType
+	}{
+		{"no entries: all the host's", hostNSDirs, nil,
+			[]specs.LinuxNamespaceType{specs.NetworkNamespace, specs.PIDNamespace, specs.IPCNamespace}},
+		{"private ones", hostNSDirs, []specs.LinuxNamespace{{Type: specs.NetworkNamespace}, private, ipc}, nil},
+		{"a path to the host's network namespace, /proc/1 unreadable", []string{t.TempDir(), "/proc/self/ns"},
+			[]specs.LinuxNamespace{{Type: specs.NetworkNamespace, Path: "/proc/self/ns/net"}, private, ipc},
+			[]specs.LinuxNamespaceType{specs.NetworkNamespace}},
+		{"a path to a namespace of another type", []string{t.TempDir(), "/proc/self/ns"},
+			[]specs.LinuxNamespace{{Type: specs.NetworkNamespace, Path: "/proc/self/ns/uts"}, private, ipc}, nil},
+		{"a path that does not exist", hostNSDirs,
+			[]specs.LinuxNamespace{{Type: specs.NetworkNamespace, Path: "/nonexistent/net"}, private, ipc}, nil},
+		{"no readable reference at all", []string{t.TempDir()},
+			[]specs.LinuxNamespace{{Type: specs.NetworkNamespace, Path: "/proc/self/ns/net"}, private, ipc}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := hostNamespaces(&specs.Spec{Linux: &specs.Linux{Namespaces: c.nss}}, c.dirs)
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("hostNamespaces = %v, want %v", got, c.want)
 			}
 		})
 	}

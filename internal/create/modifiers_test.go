@@ -1,7 +1,9 @@
-package main
+package create
 
 import (
+	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -96,5 +98,22 @@ func TestPlanModifiers(t *testing.T) {
 				t.Error("the same plan edited the same spec differently")
 			}
 		})
+	}
+}
+
+// A stamp too large to be read back by a second create is refused when
+// written, not when the bundle is created again.
+func TestStampModifierSize(t *testing.T) {
+	big := &oci.Stamp{Version: 1, Mounts: json.RawMessage(`"` + strings.Repeat("m", oci.MaxStampValue) + `"`)}
+	s := &specs.Spec{}
+	if err := (stampModifier{big}).Modify(s); err == nil || !strings.Contains(err.Error(), "give the container fewer mounts") {
+		t.Fatalf("Modify: %v, want it refused", err)
+	}
+	if _, ok := s.Annotations[oci.AnnotationStamp]; ok {
+		t.Fatal("the oversize stamp was written")
+	}
+	small := &oci.Stamp{Version: 1}
+	if err := (stampModifier{small}).Modify(s); err != nil || s.Annotations[oci.AnnotationStamp] == "" {
+		t.Fatalf("Modify: %v, annotations %v", err, s.Annotations)
 	}
 }

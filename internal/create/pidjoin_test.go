@@ -1,8 +1,7 @@
-package main
+package create
 
 import (
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,61 +10,13 @@ import (
 	"syscall"
 	"testing"
 
-	specs "github.com/opencontainers/runtime-spec/specs-go"
-	"github.com/sirupsen/logrus"
-
 	"github.com/runc-userns/runc-userns/internal/config"
-	"github.com/runc-userns/runc-userns/internal/runc"
-
 	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/internal/runc"
 	"github.com/runc-userns/runc-userns/internal/state"
 	"github.com/runc-userns/runc-userns/netns"
 	"github.com/runc-userns/runc-userns/nsjoin"
 )
-
-func str(s string) *string { return &s }
-
-// testApp is an app for container "debug" with the given userns mode.
-func testApp(t *testing.T, mode config.Mode) *app {
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	return &app{
-		inv: &oci.Invocation{ID: "debug", Command: "create"},
-		cfg: &config.Config{StateDir: t.TempDir(), Userns: config.Userns{Mode: mode}},
-		log: log,
-	}
-}
-
-// pinPod makes pod owner's pin a file, as podIsPooled finds it.
-func pinPod(t *testing.T, a *app, owner string) {
-	t.Helper()
-	pin := state.Layout(a.cfg.StateDir).Pin(owner)
-	if err := os.MkdirAll(filepath.Dir(pin), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(pin, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// appSpec is a container spec with its own network and PID namespaces and
-// the given annotations.
-func appSpec(ann map[string]string) *specs.Spec {
-	return &specs.Spec{
-		Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{
-			{Type: specs.PIDNamespace, Path: "container:t"}, {Type: specs.NetworkNamespace}, {Type: specs.IPCNamespace}, {Type: specs.MountNamespace},
-		}},
-		Annotations: ann,
-	}
-}
-
-func containerd(sandbox, ctype string) map[string]string {
-	return map[string]string{oci.CRISandboxID: sandbox, oci.CRIContainerType: ctype}
-}
-
-func crio(sandbox, ctype string) map[string]string {
-	return map[string]string{oci.CRIOSandboxID: sandbox, oci.CRIOContainerType: ctype}
-}
 
 // TestJoinPod: the pod nsjoin is told a container belongs to, from its
 // annotations by oci.PodOf's rules.
@@ -190,7 +141,7 @@ func TestJoinHostState(t *testing.T) {
 
 func TestJoinHostUsernsPins(t *testing.T) {
 	a := testApp(t, config.ModeAnnotation)
-	lay := state.Layout(a.cfg.StateDir)
+	lay := state.Layout(a.Cfg.StateDir)
 	cases := []struct {
 		name string
 		id   string
@@ -203,7 +154,7 @@ func TestJoinHostUsernsPins(t *testing.T) {
 		{"invalid sandbox ID", "c1", map[string]string{oci.CRISandboxID: "../p", oci.CRIContainerType: "container"}, nil},
 		{"forged stamp is ignored", "c1", map[string]string{oci.CRISandboxID: "p", oci.CRIContainerType: "container", oci.AnnotationStamp: `{"v":1,"usernsPath":"/forged","mac":"00"}`}, []string{lay.Pin("p")}},
 	}
-	key, err := oci.StampKey(a.cfg.StateDir, true)
+	key, err := oci.StampKey(a.Cfg.StateDir, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,16 +218,16 @@ func TestJoinRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cr := &creation{app: a, id: "debug", req: req, want: want, root: "/run/runc", lay: state.Layout(a.cfg.StateDir)}
+			cr := &creation{Call: a, id: "debug", req: req, want: want, root: "/run/runc", lay: state.Layout(a.Cfg.StateDir)}
 			r := cr.joinRequest(s, &runc.Features{NativeIdmap: true, JoinsUsernsFirst: true, Version: "1.1.0"})
 			wantPool := ""
 			if c.pool {
-				wantPool = state.Layout(a.cfg.StateDir).Pin("p")
+				wantPool = state.Layout(a.Cfg.StateDir).Pin("p")
 			}
 			if r.PoolUserns != wantPool || r.Userns != c.userns {
 				t.Errorf("PoolUserns, Userns = %q, %v; want %q, %v", r.PoolUserns, r.Userns, wantPool, c.userns)
 			}
-			if r.ID != "debug" || r.Root != "/run/runc" || r.PinDir != cr.lay.ContainerDir("/run/runc", "debug") || r.PinBase != filepath.Join(a.cfg.StateDir, "containers") {
+			if r.ID != "debug" || r.Root != "/run/runc" || r.PinDir != cr.lay.ContainerDir("/run/runc", "debug") || r.PinBase != filepath.Join(a.Cfg.StateDir, "containers") {
 				t.Errorf("request names %+v", r)
 			}
 			if r.Keys != (nsjoin.Keys{PIDNamespace: oci.AnnotationPIDNamespace, Userns: oci.AnnotationUserns}) || r.PodIdentity != nil || r.Pod != joinPod(req.Pod) {
@@ -299,41 +250,5 @@ func TestJoinHostValidatesLikeOCI(t *testing.T) {
 		if _, _, err := nsjoin.ParseRef(ref, joinHost{}.ValidateID); err == nil || !errors.Is(err, nsjoin.ErrBadRef) || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseRef(%q) = %v, want ErrBadRef saying %q", ref, err, want)
 		}
-	}
-}
-
-// The host's namespaces are recognised where /proc/1/ns cannot be read
-// (root cannot on some machines): through the wrapper's own, which are
-// the host's. A path to another namespace, or a private one, is not the
-// host's; no entry at all is.
-func TestHostNamespaces(t *testing.T) {
-	private := specs.LinuxNamespace{Type: specs.PIDNamespace}
-	ipc := specs.LinuxNamespace{Type: specs.IPCNamespace}
-	cases := []struct {
-		name string
-		dirs []string
-		nss  []specs.LinuxNamespace
-		want []specs.LinuxNamespaceType
-	}{
-		{"no entries: all the host's", hostNSDirs, nil,
-			[]specs.LinuxNamespaceType{specs.NetworkNamespace, specs.PIDNamespace, specs.IPCNamespace}},
-		{"private ones", hostNSDirs, []specs.LinuxNamespace{{Type: specs.NetworkNamespace}, private, ipc}, nil},
-		{"a path to the host's network namespace, /proc/1 unreadable", []string{t.TempDir(), "/proc/self/ns"},
-			[]specs.LinuxNamespace{{Type: specs.NetworkNamespace, Path: "/proc/self/ns/net"}, private, ipc},
-			[]specs.LinuxNamespaceType{specs.NetworkNamespace}},
-		{"a path to a namespace of another type", []string{t.TempDir(), "/proc/self/ns"},
-			[]specs.LinuxNamespace{{Type: specs.NetworkNamespace, Path: "/proc/self/ns/uts"}, private, ipc}, nil},
-		{"a path that does not exist", hostNSDirs,
-			[]specs.LinuxNamespace{{Type: specs.NetworkNamespace, Path: "/nonexistent/net"}, private, ipc}, nil},
-		{"no readable reference at all", []string{t.TempDir()},
-			[]specs.LinuxNamespace{{Type: specs.NetworkNamespace, Path: "/proc/self/ns/net"}, private, ipc}, nil},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got := hostNamespaces(&specs.Spec{Linux: &specs.Linux{Namespaces: c.nss}}, c.dirs)
-			if !reflect.DeepEqual(got, c.want) {
-				t.Errorf("hostNamespaces = %v, want %v", got, c.want)
-			}
-		})
 	}
 }

@@ -1,11 +1,9 @@
-package main
+package create
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"reflect"
-	"strings"
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -49,7 +47,7 @@ func TestVerifyStamp(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a := &app{cfg: &config.Config{StateDir: c.stateDir}}
+			a := &Call{Cfg: &config.Config{StateDir: c.stateDir}}
 			err := a.verifyStamp(c.stamp, oci.Binding{ID: "p", Root: "/run/runc", Bundle: "/b"}, true)
 			if (err == nil) != c.ok {
 				t.Fatalf("verifyStamp: %v, want ok %v", err, c.ok)
@@ -58,23 +56,6 @@ func TestVerifyStamp(t *testing.T) {
 				t.Errorf("verifyStamp: %v: neither forged nor a missing key", err)
 			}
 		})
-	}
-}
-
-// A stamp too large to be read back by a second create is refused when
-// written, not when the bundle is created again.
-func TestStampModifierSize(t *testing.T) {
-	big := &oci.Stamp{Version: 1, Mounts: json.RawMessage(`"` + strings.Repeat("m", oci.MaxStampValue) + `"`)}
-	s := &specs.Spec{}
-	if err := (stampModifier{big}).Modify(s); err == nil || !strings.Contains(err.Error(), "give the container fewer mounts") {
-		t.Fatalf("Modify: %v, want it refused", err)
-	}
-	if _, ok := s.Annotations[oci.AnnotationStamp]; ok {
-		t.Fatal("the oversize stamp was written")
-	}
-	small := &oci.Stamp{Version: 1}
-	if err := (stampModifier{small}).Modify(s); err != nil || s.Annotations[oci.AnnotationStamp] == "" {
-		t.Fatalf("Modify: %v, annotations %v", err, s.Annotations)
 	}
 }
 

@@ -1,9 +1,7 @@
-package main
+package create
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -24,7 +22,7 @@ import (
 // only the ranges that pods made before still hold (whatever its config
 // says of ranges now), until they have given them back. Only specs that
 // carry mappings pay for resolving the ranges.
-func (a *app) checkCallerMappings(s *specs.Spec) error {
+func (a *Call) checkCallerMappings(s *specs.Spec) error {
 	var all []mappingSource
 	if s.Linux != nil {
 		all = append(all, mappingSource{"linux.uidMappings", s.Linux.UIDMappings}, mappingSource{"linux.gidMappings", s.Linux.GIDMappings})
@@ -34,7 +32,7 @@ func (a *app) checkCallerMappings(s *specs.Spec) error {
 			mappingSource{fmt.Sprintf("mounts[%d] (%s) gidMappings", i, m.Destination), m.GIDMappings})
 	}
 	if err := a.checkMappingsOutsidePool(all); err != nil {
-		return fmt.Errorf("container %s: %w", a.inv.ID, err)
+		return fmt.Errorf("container %s: %w", a.Inv.ID, err)
 	}
 	return nil
 }
@@ -49,7 +47,7 @@ type mappingSource struct {
 // checkMappingsOutsidePool is checkCallerMappings's rule, for any
 // mappings the caller chose (its spec's, or those of a user namespace its
 // spec joins): none reaches into the pool.
-func (a *app) checkMappingsOutsidePool(all []mappingSource) error {
+func (a *Call) checkMappingsOutsidePool(all []mappingSource) error {
 	has := false
 	for _, src := range all {
 		has = has || len(src.m) > 0
@@ -59,24 +57,24 @@ func (a *app) checkMappingsOutsidePool(all []mappingSource) error {
 	}
 	var ranges []pool.Range
 	var from, hint string
-	if a.cfg.Userns.Mode == config.ModeOff {
-		if !admin.PoolExists(a.cfg.StateDir) {
+	if a.Cfg.Userns.Mode == config.ModeOff {
+		if !admin.PoolExists(a.Cfg.StateDir) {
 			return nil
 		}
 		held, err := a.heldRanges() // none once those pods are gone
 		if err != nil {
-			return fmt.Errorf("checking its uid/gid mappings against the ranges pods still hold in %s: %w", a.cfg.StateDir, err)
+			return fmt.Errorf("checking its uid/gid mappings against the ranges pods still hold in %s: %w", a.Cfg.StateDir, err)
 		}
 		ranges, from = held, "held by a pod made before userns.mode was turned off"
 		hint = "map host IDs outside it, or delete the pods that still hold ranges first (`runc-userns pool ls` lists them)"
 	} else {
 		var err error
-		ranges, from, err = pool.ResolveRanges(a.cfg.Userns.Ranges, a.cfg.Userns.SubidUser, pool.DefaultSourceEnv())
+		ranges, from, err = pool.ResolveRanges(a.Cfg.Userns.Ranges, a.Cfg.Userns.SubidUser, pool.DefaultSourceEnv())
 		if err != nil {
 			return fmt.Errorf("checking its uid/gid mappings against the user namespace pool: %w", err)
 		}
 		from = "from " + from
-		hint = "map host IDs outside the pool, or have the operator move the pool (userns.ranges in " + configName(a.cfg) + ")"
+		hint = "map host IDs outside the pool, or have the operator move the pool (userns.ranges in " + configName(a.Cfg) + ")"
 	}
 	for _, src := range all {
 		for _, e := range src.m {
@@ -93,12 +91,12 @@ func (a *app) checkMappingsOutsidePool(all []mappingSource) error {
 }
 
 // heldRanges lists the host ID ranges the pool in stateDir has given out.
-func (a *app) heldRanges() ([]pool.Range, error) {
-	p, err := pool.OpenExisting(a.cfg.StateDir)
+func (a *Call) heldRanges() ([]pool.Range, error) {
+	p, err := pool.OpenExisting(a.Cfg.StateDir)
 	if err != nil {
 		return nil, err
 	}
-	p.SetHooks(admin.PoolHooks(a.cfg.StateDir, a.log))
+	p.SetHooks(admin.PoolHooks(a.Cfg.StateDir, a.Log))
 	allocs, err := p.List()
 	if err != nil {
 		return nil, err
@@ -114,7 +112,7 @@ func (a *app) heldRanges() ([]pool.Range, error) {
 // namespace (runc would report only "no uid mappings found"). The path is
 // not opened unless it is a regular file: nsfs files are, and opening a
 // device or FIFO planted there could block or have side effects.
-func (a *app) checkCallerUserns(s *specs.Spec) error {
+func (a *Call) checkCallerUserns(s *specs.Spec) error {
 	if s.Linux == nil {
 		return nil
 	}
@@ -123,43 +121,8 @@ func (a *app) checkCallerUserns(s *specs.Spec) error {
 			continue
 		}
 		if err := libuserns.IsUserns(ns.Path, oci.FileKind); err != nil {
-			return fmt.Errorf("container %s: linux.namespaces: user namespace path %s: %w; give the path of a user namespace (/proc/<pid>/ns/user or a bind mount of one), or none", a.inv.ID, ns.Path, err)
+			return fmt.Errorf("container %s: linux.namespaces: user namespace path %s: %w; give the path of a user namespace (/proc/<pid>/ns/user or a bind mount of one), or none", a.Inv.ID, ns.Path, err)
 		}
 	}
 	return nil
-}
-
-// asksForUs says why a create whose argv the wrapper cannot fully use (an
-// ID runc refuses, a flag the scanner does not know) concerns us, or ""
-// if it does not: the operator gives every pod a user namespace, its
-// bundle carries an annotation of ours, or its pod runs in a pool user
-// namespace. Such a create fails with our message; any other is runc's
-// business and gets runc's own error. A spec that cannot be read is
-// runc's to report.
-func (a *app) asksForUs() string {
-	if a.cfg.Userns.Mode == config.ModeAlways {
-		return fmt.Sprintf("userns.mode is %q in %s", config.ModeAlways, configName(a.cfg))
-	}
-	bundle, err := bundleDir(a.inv.Bundle)
-	if err != nil {
-		return ""
-	}
-	doc, err := oci.Load(bundle)
-	if err != nil {
-		return ""
-	}
-	keys := make([]string, 0, len(doc.Spec.Annotations))
-	for k := range doc.Spec.Annotations {
-		if strings.HasPrefix(k, oci.Prefix) {
-			keys = append(keys, k)
-		}
-	}
-	if len(keys) > 0 {
-		sort.Strings(keys)
-		return "its config.json has the annotation " + strings.Join(keys, ", ")
-	}
-	if pod := oci.PodOf(a.inv.ID, doc.Spec.Annotations); a.podIsPooled(pod) {
-		return "its pod " + pod.Owner + " runs in a pool user namespace"
-	}
-	return ""
 }

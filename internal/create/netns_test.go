@@ -1,4 +1,4 @@
-package main
+package create
 
 import (
 	"encoding/json"
@@ -62,7 +62,7 @@ func TestNetjoinOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &app{cfg: &config.Config{StateDir: stateDir}}
+	a := &Call{Cfg: &config.Config{StateDir: stateDir}}
 	cases := []struct {
 		id      string
 		found   bool
@@ -77,7 +77,7 @@ func TestNetjoinOf(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.id, func(t *testing.T) {
-			nj, found, err := a.netjoinOf(root, c.id)
+			nj, found, err := a.NetjoinOf(root, c.id)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("netjoinOf = %+v, %v, %v; want an error mentioning %q", nj, found, err, c.wantErr)
@@ -93,11 +93,11 @@ func TestNetjoinOf(t *testing.T) {
 	// not reach it, and no operator config is at the default path): the
 	// stamp does not verify there, and exec is refused, never run in the
 	// host's network namespace.
-	elsewhere := &app{cfg: &config.Config{StateDir: t.TempDir()}}
-	if _, _, err := elsewhere.netjoinOf(root, "entered"); err == nil || !strings.Contains(err.Error(), "does not verify") {
+	elsewhere := &Call{Cfg: &config.Config{StateDir: t.TempDir()}}
+	if _, _, err := elsewhere.NetjoinOf(root, "entered"); err == nil || !strings.Contains(err.Error(), "does not verify") {
 		t.Errorf("netjoinOf with another state dir configured: %v, want it refused", err)
 	}
-	if !netjoinsUnder(root) {
+	if !NetjoinsUnder(root) {
 		t.Error("netjoinsUnder: root has containers whose network namespace was entered")
 	}
 	other := t.TempDir()
@@ -108,7 +108,7 @@ func TestNetjoinOf(t *testing.T) {
 	if raw, _ := os.ReadFile(filepath.Join(other, "lookalike", "state.json")); !hasNetjoinStamp(raw) {
 		t.Fatalf("the lookalike state does not pass netjoinOf's first look: %s", raw)
 	}
-	if netjoinsUnder(other) || netjoinsUnder(filepath.Join(other, "none")) {
+	if NetjoinsUnder(other) || NetjoinsUnder(filepath.Join(other, "none")) {
 		t.Error("netjoinsUnder: no container of that root had its network namespace entered")
 	}
 }
@@ -118,7 +118,7 @@ func TestNetjoinOf(t *testing.T) {
 // and finding no stamp.
 func BenchmarkExecLookupMiss(b *testing.B) {
 	root := b.TempDir()
-	raw, err := os.ReadFile("internal/runc/testdata/state-runc-1.1.5.json")
+	raw, err := os.ReadFile("../runc/testdata/state-runc-1.1.5.json")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -128,10 +128,10 @@ func BenchmarkExecLookupMiss(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(root, "c", "state.json"), raw, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	a := &app{cfg: &config.Config{StateDir: b.TempDir()}}
+	a := &Call{Cfg: &config.Config{StateDir: b.TempDir()}}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, found, err := a.netjoinOf(root, "c"); found || err != nil {
+		if _, found, err := a.NetjoinOf(root, "c"); found || err != nil {
 			b.Fatal(found, err)
 		}
 	}

@@ -1,0 +1,127 @@
+package create
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/runc-userns/runc-userns/internal/admin"
+	"github.com/runc-userns/runc-userns/internal/fault"
+	"github.com/runc-userns/runc-userns/internal/oci"
+	"github.com/runc-userns/runc-userns/internal/runc"
+	"github.com/runc-userns/runc-userns/internal/state"
+	"github.com/runc-userns/runc-userns/pool"
+)
+
+// DeleteStamp reads the verified stamp of container id from runc's state
+// (has: runc has the container). A stamp that does not verify is logged
+// and ignored (nil). With no operator config on this call (podman passes
+// no environment), the runc that created the container deletes it.
+func (a *Call) DeleteStamp(root, id string) (stamp *oci.Stamp, has bool) {
+	st, err := runc.ReadState(root, id)
+	if err != nil {
+		return nil, false
+	}
+	if v, ok := st.Annotation(oci.AnnotationStamp); ok {
+		if stamp, err = oci.DecodeStamp(v); err == nil {
+			err = a.verifyStamp(stamp, oci.Binding{ID: id, Root: root}, false)
+		}
+		if err != nil {
+			hint := ""
+			if stamp != nil && stamp.StateDir != "" && filepath.Clean(stamp.StateDir) != a.Cfg.StateDir {
+				// Written for another stateDir: most likely this
+				// call did not get the operator's config.
+				hint = fmt.Sprintf(" (it was written for stateDir %s, this call's config %s names %s: nothing of the pod is released here; delete it with the operator's config, or run `runc-userns pool gc` with it)", stamp.StateDir, configName(a.Cfg), a.Cfg.StateDir)
+			}
+			a.Log.Warnf("container %s: ignoring its %s annotation: %v%s", id, oci.AnnotationStamp, err, hint)
+			stamp = nil
+		}
+	}
+	if stamp != nil && a.Cfg.Path == "" && stamp.Runtime != "" && stamp.Runtime != a.Runtime && executable(stamp.Runtime) {
+		a.Runtime = stamp.Runtime
+	}
+	return stamp, true
+}
+
+// ReleaseDeleted releases what container id held once runc no longer has
+// it: by its stamp's stateDir and pod, or without a stamp by the
+// configured stateDir's records.
+func (a *Call) ReleaseDeleted(root, id string, stamp *oci.Stamp) error {
+	stateDir := a.Cfg.StateDir
+	owner := ""
+	if stamp != nil {
+		stateDir, owner = stamp.StateDir, stamp.Owner
+	}
+	// No state.json, but a create of the ID may still be running (a
+	// retried delete): what it has taken is not ours to release.
+	// The marker stays locked until the release is done.
+	marker, err := state.Layout(stateDir).HoldForRelease(root, id)
+	if err != nil {
+		return fmt.Errorf("container %s: %w", id, err)
+	}
+	err = release(stateDir, root, id, owner, a.Log)
+	if marker != nil {
+		marker.Close()
+	}
+	if err != nil {
+		pod := "its pod"
+		if owner != "" {
+			pod = "pod " + owner
+		}
+		return fmt.Errorf("container %s: deleted, but releasing what it held failed: %w (fix the cause, then delete it again or run `runc-userns pool gc`, which returns %s's range once none of its containers is alive)", id, err, pod)
+	}
+	return nil
+}
+
+// release detaches a container's staging mount and takes it out of its
+// pod's range; the pod's last container returns the range and unpins the
+// pod's user namespace. Idempotent: containerd calls delete more than once.
+//
+// The in-flight marker goes last: a delete that found no state.json holds
+// its lock meanwhile (state.Layout.HoldForRelease), and a lock excludes a
+// create of the same ID only while the marker's path names the locked
+// file.
+func release(stateDir, root, id, owner string, log logrus.FieldLogger) error {
+	lay := state.Layout(stateDir)
+	if err := releaseContainer(lay, root, id, owner, log); err != nil {
+		return err
+	}
+	return lay.RemoveInflight(root, id)
+}
+
+// releaseContainer is release but for the in-flight marker.
+func releaseContainer(lay state.Layout, root, id, owner string, log logrus.FieldLogger) error {
+	if err := admin.RemoveLeftovers(lay, root, id); err != nil {
+		return err
+	}
+	stateDir := string(lay)
+	if !admin.PoolExists(stateDir) {
+		return nil // no pool here: nothing was ever allocated
+	}
+	p, err := pool.OpenExisting(stateDir)
+	if err != nil {
+		return err
+	}
+	p.SetHooks(admin.PoolHooks(stateDir, log))
+	if owner == "" {
+		// Killed before runc had the container: find it by membership.
+		if owner, err = p.OwnerOf(root, id); err != nil || owner == "" {
+			return err
+		}
+	}
+	freed, err := p.Leave(owner, id)
+	if err != nil || !freed {
+		return err
+	}
+	// Killed here, the pin outlives the range: a retried delete finds
+	// no owner any more, and only `pool gc` drops it.
+	fault.Point(fault.Released)
+	return lay.UnpinPod(owner)
+}
+
+func executable(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
+}
