@@ -119,9 +119,17 @@ integration-containerd: build deps-upstream deps-crictl deps-containerd ## the c
 	PATH=$(CONTAINERD2):$$PATH CONTAINERD_VERSION=$(CONTAINERD2_VERSION) REAL_RUNC=$(RUNC_UPSTREAM) \
 		bats --print-output-on-failure tests/integration/containerd.bats
 
-test-k8s: build deps-crictl deps-containerd deps-k8s ## The Kubernetes cluster suite alone (tests/k8s): a one-node cluster on containerd $(CONTAINERD17_VERSION) and runc 1.1.5, runc-userns installed by contrib/kubernetes; TAP output
-	K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) CONTAINERD17_VERSION=$(CONTAINERD17_VERSION) \
-		bats --tap --print-output-on-failure tests/k8s
+K8S_ENV := K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) CONTAINERD17_VERSION=$(CONTAINERD17_VERSION) \
+	CONTAINERD2_VERSION=$(CONTAINERD2_VERSION) RUNC_UPSTREAM_VERSION=$(RUNC_UPSTREAM_VERSION)
+K8S_NATIVE_FILES := tests/k8s/00-install.bats tests/k8s/10-pods.bats tests/k8s/20-volumes.bats tests/k8s/30-restarts.bats
+
+test-k8s: build deps-upstream deps-crictl deps-containerd deps-k8s ## The Kubernetes cluster suite alone (tests/k8s), TAP: every story on containerd $(CONTAINERD17_VERSION) and runc 1.1.5 with runc-userns installed by contrib/kubernetes; then stories 1-5 on containerd $(CONTAINERD2_VERSION) and runc $(RUNC_UPSTREAM_VERSION), as hostUsers: false pods and through runc-userns
+	@echo "# tests/k8s: containerd $(CONTAINERD17_VERSION), runc 1.1.5, pods through runc-userns"
+	$(K8S_ENV) bats --tap --print-output-on-failure tests/k8s
+	@echo "# tests/k8s: containerd $(CONTAINERD2_VERSION), runc $(RUNC_UPSTREAM_VERSION), pods with hostUsers: false (KEP-127)"
+	$(K8S_ENV) K8S_E2E_NODE=native K8S_E2E_PODS=hostusers bats --tap --print-output-on-failure $(K8S_NATIVE_FILES)
+	@echo "# tests/k8s: containerd $(CONTAINERD2_VERSION), runc $(RUNC_UPSTREAM_VERSION), pods through runc-userns"
+	$(K8S_ENV) K8S_E2E_NODE=native K8S_E2E_PODS=pooled bats --tap --print-output-on-failure $(K8S_NATIVE_FILES)
 
 clean: ## Remove build outputs
 	rm -rf bin

@@ -15,11 +15,11 @@ teardown() {
 }
 
 @test "story 1: contrib's example pod runs in a pool range, logs, and returns it when deleted" {
-	kc apply -f "$ROOT_DIR/contrib/kubernetes/example-pod.yaml"
+	userns_pod <"$ROOT_DIR/contrib/kubernetes/example-pod.yaml" | kc apply -f -
 	run -0 kc wait --for=condition=Ready pod/userns-demo --timeout=90s
 	map=$(uid_map userns-demo)
 	assert_pool_range "$map"
-	[ "$(pool_count)" = 1 ] || fail "pool: $(pool_ls)"
+	assert_pool 1
 	# Its command printed its uid_map and id: kubectl logs has both.
 	run -0 kc logs userns-demo
 	[[ "$(tr -s ' ' <<<"$output" | sed 's/^ //')" == *"$map"* ]] || fail "logs: $output"
@@ -64,5 +64,5 @@ containers:
 	side=$(kc exec shared -c side -- readlink /proc/self/ns/user)
 	pause=$(kc exec shared -c app -- readlink /proc/1/ns/user)
 	[ "$app" = "$side" ] && [ "$app" = "$pause" ] || fail "user namespaces: app $app, side $side, pause $pause"
-	[ "$(pool_count)" = 1 ] || fail "pool: $(pool_ls)"
+	assert_pool 1
 }

@@ -28,7 +28,7 @@ volumes: [{name: v, emptyDir: {}}]"
 	run -0 kc logs restarts
 	[ "$output" = "$before" ] || fail "uid_map and userns before the restart: $before; after: $output"
 	assert_pool_range "$(head -1 <<<"$output" | tr -s ' ' | sed 's/^ //')"
-	[ "$(pool_count)" = 1 ] || fail "pool: $(pool_ls)"
+	assert_pool 1
 }
 
 @test "story 5: an exec liveness probe runs in a pool pod, and restarts the container when it fails" {
@@ -46,7 +46,7 @@ volumes: [{name: v, emptyDir: {}}]"
 	run -0 wait_for 60 "the failed probe's restart" restarted_ready probed 1
 	run -0 kc get events --field-selector involvedObject.name=probed -o jsonpath='{.items[*].message}'
 	[[ "$output" == *"Liveness probe failed"* ]] || fail "events: $output"
-	[ "$(pool_count)" = 1 ] || fail "pool: $(pool_ls)"
+	assert_pool 1
 }
 
 probed_twice() {

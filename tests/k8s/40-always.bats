@@ -7,10 +7,11 @@ load ../integration/helpers
 load cluster
 
 setup_file() {
+	[ "$K8S_E2E_PODS" = pooled ] || fail "these stories are runc-userns's own: run them with K8S_E2E_PODS=pooled"
 	ensure_installed
 	# The operator's switch: mode always, and runc-userns as containerd's
 	# default handler (in the same drop-in, which replaces the CRI table).
-	reconfigure "$(contrib_config config.json | jq -c '.userns.mode = "always"')" \
+	reconfigure "$(node_config | jq -c '.userns.mode = "always"')" \
 		"$(node_dropin '[plugins."io.containerd.grpc.v1.cri".containerd]
   default_runtime_name = "runc-userns"')"
 }

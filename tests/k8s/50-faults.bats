@@ -7,6 +7,7 @@ load ../integration/helpers
 load cluster
 
 setup_file() {
+	[ "$K8S_E2E_PODS" = pooled ] || fail "these stories are runc-userns's own: run them with K8S_E2E_PODS=pooled"
 	ensure_installed
 }
 
@@ -57,7 +58,7 @@ container_ids() {
 
 @test "story 8: a full pool: kubectl describe shows runc-userns's message naming the pool; the pod starts once a range is free" {
 	local base=3758096384
-	reconfigure "$(contrib_config config.json | jq -c --argjson b "$base" '.userns.ranges = [{hostID: $b, size: 131072}]')" \
+	reconfigure "$(node_config | jq -c --argjson b "$base" '.userns.ranges = [{hostID: $b, size: 131072}]')" \
 		"$(node_dropin)"
 	pooled_pod full-a
 	pooled_pod full-b

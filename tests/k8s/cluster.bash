@@ -9,18 +9,39 @@
 K8S_VERSION=${K8S_VERSION:-v1.34.4}
 ETCD_VERSION=${ETCD_VERSION:-v3.6.4}
 CONTAINERD17_VERSION=${CONTAINERD17_VERSION:-v1.7.35}
-K8S=${K8S:-$ROOT_DIR/.cache/kubernetes-$K8S_VERSION}      # make deps-k8s
-ETCD=${ETCD:-$ROOT_DIR/.cache/etcd-$ETCD_VERSION/etcd}     # make deps-k8s
-CONTAINERD_DIR=${CONTAINERD_DIR:-$ROOT_DIR/.cache/containerd-$CONTAINERD17_VERSION} # make deps-containerd
-CRICTL=${CRICTL:-$ROOT_DIR/.cache/crictl-v1.26.1/crictl}                # make deps-crictl
+CONTAINERD2_VERSION=${CONTAINERD2_VERSION:-v2.2.9}
+RUNC_UPSTREAM_VERSION=${RUNC_UPSTREAM_VERSION:-v1.5.2}
+K8S=${K8S:-$ROOT_DIR/.cache/kubernetes-$K8S_VERSION}  # make deps-k8s
+ETCD=${ETCD:-$ROOT_DIR/.cache/etcd-$ETCD_VERSION/etcd} # make deps-k8s
+CRICTL=${CRICTL:-$ROOT_DIR/.cache/crictl-v1.26.1/crictl} # make deps-crictl
+# The node: K8S_E2E_NODE=ours (the default) is the node runc-userns is
+# for, containerd 1.7 and Debian's runc 1.1.5, where KEP-127's own path is
+# not available; K8S_E2E_NODE=native is containerd 2 and upstream runc,
+# the stack an operator would otherwise pick (make deps-containerd,
+# deps-upstream). The pods: K8S_E2E_PODS=pooled (the default) asks
+# runc-userns (its RuntimeClass and annotation), K8S_E2E_PODS=hostusers
+# asks Kubernetes (hostUsers: false) on the node's default handler.
+K8S_E2E_NODE=${K8S_E2E_NODE:-ours}
+K8S_E2E_PODS=${K8S_E2E_PODS:-pooled}
+if [ "$K8S_E2E_NODE" = native ]; then
+	CONTAINERD_DIR=$ROOT_DIR/.cache/containerd-$CONTAINERD2_VERSION
+	NODE_RUNC=$ROOT_DIR/.cache/runc-$RUNC_UPSTREAM_VERSION/runc
+	CONTAINERD_CONFIG_VERSION=3 CRI_PLUGIN=io.containerd.cri.v1.runtime
+	CONTRIB_DROPIN=$ROOT_DIR/contrib/containerd/runc-userns.v3.toml
+else
+	CONTAINERD_DIR=$ROOT_DIR/.cache/containerd-$CONTAINERD17_VERSION
+	NODE_RUNC=/usr/sbin/runc
+	CONTAINERD_CONFIG_VERSION=2 CRI_PLUGIN=io.containerd.grpc.v1.cri
+	CONTRIB_DROPIN="" # the ConfigMap's, in contrib/kubernetes/daemonset.yaml
+fi
 # The one CRI setting this node needs: this machine withholds
 # CAP_SYS_RESOURCE from every process, so no runtime may lower an
 # oom_score_adj (containerd asks -998 for every sandbox). A drop-in that has
 # a CRI table replaces the main file's (contrib/README.md), so the operator
 # puts the node's CRI settings into the DaemonSet's drop-in too: install
 # appends it there.
-NODE_CRI='[plugins."io.containerd.grpc.v1.cri"]
-  restrict_oom_score_adj = true'
+NODE_CRI="[plugins.\"$CRI_PLUGIN\"]
+  restrict_oom_score_adj = true"
 NODE=k8s-e2e-node
 NODE_IP=10.244.76.1
 POD_CIDR=10.244.77.0/24
@@ -124,7 +145,7 @@ kubeconfig() {
 configs() {
 	local p=$D/pki
 	cat >"$D/env" <<-EOT
-		PATH=$CONTAINERD_DIR:$PATH
+		PATH=$CONTAINERD_DIR:$(dirname "$NODE_RUNC"):$PATH
 		NODE_IP=$NODE_IP
 		K8S=$K8S
 		ETCD=$ETCD
@@ -180,7 +201,7 @@ configs() {
 	# containerd keeps its CRI defaults but one (node.sh says why); its root
 	# is on disk, as /var/lib/containerd is, its state under the node's /run.
 	cat >"$D/containerd.toml" <<-EOT
-		version = 2
+		version = $CONTAINERD_CONFIG_VERSION
 		root = "$D/containerd"
 		state = "/run/containerd"
 		imports = ["/etc/containerd/conf.d/*.toml"]
@@ -219,9 +240,11 @@ images() {
 	ctr_node images import "$D/busybox.tar" >/dev/null
 	ctr_node images import "$D/pause.tar" >/dev/null
 	ctr_node images tag docker.io/library/busybox:1.36 docker.io/library/busybox:latest >/dev/null
-	# containerd 1.7's default sandbox image, and the DaemonSet's.
-	ctr_node images tag registry.k8s.io/pause:3.10 registry.k8s.io/pause:3.8 >/dev/null
-	ctr_node images tag registry.k8s.io/pause:3.10 registry.k8s.io/pause:3.9 >/dev/null
+	# containerd 1.7's and 2.2's default sandbox images, and the DaemonSet's.
+	local tag
+	for tag in 3.8 3.10.1 3.9; do
+		ctr_node images tag registry.k8s.io/pause:3.10 "registry.k8s.io/pause:$tag" >/dev/null
+	done
 	installer_image 1
 }
 
@@ -320,17 +343,18 @@ node_pid() {
 # install_runc_userns TAG: contrib/kubernetes's RuntimeClass and DaemonSet
 # applied as an operator would, with the installer image $INSTALLER:TAG,
 # this node's containerd restart (node.sh's supervisor starts it again when
-# it exits) and this node's CRI setting in the drop-in ($NODE_CRI): nothing
+# it exits), its drop-in (node_dropin) and its runc (node_config): nothing
 # else of the files is changed.
 install_runc_userns() {
 	kc apply -f "$ROOT_DIR/contrib/kubernetes/runtimeclass.yaml"
 	python3 - "$ROOT_DIR/contrib/kubernetes/daemonset.yaml" "$INSTALLER:$1" \
-		'kill "$(cat /host/run/k8s-e2e/containerd.pid)"' "$(node_dropin)" >"$D/daemonset.yaml" <<-'EOT'
+		'kill "$(cat /host/run/k8s-e2e/containerd.pid)"' "$(node_dropin)" "$(node_config)" >"$D/daemonset.yaml" <<-'EOT'
 		import sys, yaml
 		docs = list(yaml.safe_load_all(open(sys.argv[1])))
 		for d in docs:
 		    if d["kind"] == "ConfigMap":
 		        d["data"]["runc-userns.toml"] = sys.argv[4]
+		        d["data"]["config.json"] = sys.argv[5]
 		    if d["kind"] != "DaemonSet":
 		        continue
 		    c = d["spec"]["template"]["spec"]["initContainers"][0]
@@ -356,9 +380,10 @@ handler_served() {
 	crictl_node info | jq -e '.config.containerd.runtimes["runc-userns"]' >/dev/null
 }
 
-# pooled_pod NAME [EXTRA-SPEC-YAML]: a pod on the runc-userns handler with
-# the annotation, whose container app runs `sleep 3600`; waits until Ready.
-# EXTRA-SPEC-YAML is indented under spec: (containers may be replaced).
+# pooled_pod NAME [EXTRA-SPEC-YAML]: a pod in a user namespace of its own,
+# as $K8S_E2E_PODS asks for it (userns_pod_fields), whose container app runs
+# `sleep 3600`; waits until Ready. EXTRA-SPEC-YAML is indented under spec:
+# (containers may be replaced).
 pooled_pod() {
 	local name=$1 extra=${2:-}
 	{
@@ -367,9 +392,7 @@ pooled_pod() {
 			kind: Pod
 			metadata:
 			  name: $name
-			  annotations: {runc-userns.io/userns: auto}
 			spec:
-			  runtimeClassName: runc-userns
 			  terminationGracePeriodSeconds: 1
 		EOT
 		if [[ "$extra" != *"containers:"* ]]; then
@@ -379,8 +402,33 @@ pooled_pod() {
 			EOT
 		fi
 		[ -z "$extra" ] || sed 's/^/  /' <<<"$extra"
-	} | kc apply -f -
+	} | userns_pod | kc apply -f -
 	kc wait --for=condition=Ready "pod/$name" --timeout=90s
+}
+
+# userns_pod: the pod manifest on stdin (a Pod's first document) asking for
+# a user namespace as $K8S_E2E_PODS says: runc-userns's RuntimeClass and
+# annotation (pooled), or hostUsers: false and neither (hostusers).
+userns_pod() {
+	python3 -c 'import sys, yaml
+d = yaml.safe_load(sys.stdin)
+ann = d["metadata"].setdefault("annotations", {})
+if sys.argv[1] == "hostusers":
+    ann.pop("runc-userns.io/userns", None)
+    d["spec"].pop("runtimeClassName", None)
+    d["spec"]["hostUsers"] = False
+else:
+    ann["runc-userns.io/userns"] = "auto"
+    d["spec"]["runtimeClassName"] = "runc-userns"
+yaml.safe_dump(d, sys.stdout)' "$K8S_E2E_PODS"
+}
+
+# assert_pool N: the node's pool holds N ranges, for pods that ask
+# runc-userns; none for pods that ask Kubernetes (hostUsers: false).
+assert_pool() {
+	local want=$1
+	[ "$K8S_E2E_PODS" = pooled ] || want=0
+	[ "$(pool_count)" = "$want" ] || fail "pool: want $want ranges, have $(pool_ls)"
 }
 
 # uid_map POD [CONTAINER]: the container's /proc/self/uid_map, one line, spaces squeezed.
@@ -440,15 +488,27 @@ reconfigure() {
 	[ "$(jq -c . <<<"$output")" = "$(jq -c . <<<"$1")" ] || fail "the node's config is $output, not $1"
 }
 
-# restore_config: contrib's ConfigMap again (with $NODE_CRI), rolled out.
+# restore_config: the ConfigMap as installed, rolled out.
 restore_config() {
-	reconfigure "$(contrib_config config.json)" "$(node_dropin)"
+	reconfigure "$(node_config)" "$(node_dropin)"
 }
 
-# node_dropin [TOML]: contrib's containerd drop-in, this node's CRI setting
+# node_dropin [TOML]: contrib's containerd drop-in (the ConfigMap's; on a
+# containerd 2 node, contrib/containerd's v3 file), this node's CRI setting
 # ($NODE_CRI), then TOML.
 node_dropin() {
-	printf '%s\n%s\n%s' "$(contrib_config runc-userns.toml)" "$NODE_CRI" "${1:-}"
+	local dropin
+	if [ -n "$CONTRIB_DROPIN" ]; then
+		dropin=$(cat "$CONTRIB_DROPIN")
+	else
+		dropin=$(contrib_config runc-userns.toml)
+	fi
+	printf '%s\n%s\n%s' "$dropin" "$NODE_CRI" "${1:-}"
+}
+
+# node_config: the ConfigMap's operator config, with this node's runc.
+node_config() {
+	contrib_config config.json | jq -c --arg r "$NODE_RUNC" '.runtime = $r'
 }
 
 # contrib_config KEY: the ConfigMap's data KEY in contrib/kubernetes/daemonset.yaml.
