@@ -11,7 +11,7 @@ setup_file() {
 }
 
 teardown() {
-	kc delete pod --all --wait=true --timeout=90s --grace-period=1 >/dev/null 2>&1 || true
+	teardown_pods
 }
 
 @test "story 1: contrib's example pod runs in a pool range, logs, and returns it when deleted" {

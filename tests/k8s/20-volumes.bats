@@ -13,8 +13,11 @@ setup_file() {
 	kc create secret generic vol-sec --from-literal=key=secret-value
 }
 
+teardown() {
+	teardown_pods
+}
+
 teardown_file() {
-	kc delete pod --all --wait=true --timeout=90s --grace-period=1 >/dev/null 2>&1 || true
 	kc delete configmap vol-cm >/dev/null 2>&1 || true
 	kc delete secret vol-sec >/dev/null 2>&1 || true
 }

@@ -10,7 +10,7 @@ setup_file() {
 }
 
 teardown() {
-	kc delete pod --all --wait=true --timeout=90s --grace-period=1 >/dev/null 2>&1 || true
+	teardown_pods
 }
 
 @test "story 5: a container restarted under restartPolicy Always keeps the pod's uid_map and range" {

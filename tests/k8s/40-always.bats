@@ -16,9 +16,12 @@ setup_file() {
   default_runtime_name = "runc-userns"')"
 }
 
-teardown_file() {
+teardown() {
 	kc delete deployment many --wait=true --timeout=120s >/dev/null 2>&1 || true
-	kc delete pod --all --wait=true --timeout=90s --grace-period=1 >/dev/null 2>&1 || true
+	teardown_pods
+}
+
+teardown_file() {
 	restore_config
 	[ "$(pool_ls)" = "[]" ] || fail "pool after story 6: $(pool_ls)"
 }

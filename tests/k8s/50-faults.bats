@@ -13,7 +13,7 @@ setup_file() {
 
 teardown() {
 	kc uncordon "$NODE" >/dev/null 2>&1 || true
-	kc delete pod --all --wait=true --timeout=90s --grace-period=1 >/dev/null 2>&1 || true
+	teardown_pods
 }
 
 # container_ids POD: its containers' IDs and restart counts, one line.
@@ -93,9 +93,4 @@ restarted() {
 	now=$(node_pid "$1") || return 1
 	[ "$now" != "$2" ] || return 1
 	node_exec kill -0 "$now"
-}
-
-# node_mounts: the node's mounts under runc-userns's state dir.
-node_mounts() {
-	node_exec awk '$5 ~ "^/run/runc-userns/" {print $5}' /proc/self/mountinfo
 }

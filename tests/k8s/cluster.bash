@@ -517,3 +517,20 @@ contrib_config() {
 d = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d["kind"] == "ConfigMap"][0]
 print(d["data"][sys.argv[2]], end="")' "$ROOT_DIR/contrib/kubernetes/daemonset.yaml" "$1"
 }
+
+# teardown_pods: a test's pods go; then the node's pool must be empty and
+# nothing mounted under runc-userns's state dir, or the test fails (what
+# it left would fail the next test instead).
+teardown_pods() {
+	kc delete pod --all --wait=true --timeout=90s --grace-period=1 >/dev/null 2>&1 || true
+	local pool mounts
+	pool=$(pool_ls)
+	mounts=$(node_mounts)
+	[ "$pool" = "[]" ] || fail "the test left ranges in the pool: $pool"
+	[ -z "$mounts" ] || fail "the test left mounts on the node: $mounts"
+}
+
+# node_mounts: the node's mounts under runc-userns's state dir.
+node_mounts() {
+	node_exec awk '$5 ~ "^/run/runc-userns/" {print $5}' /proc/self/mountinfo
+}
