@@ -41,7 +41,12 @@ CONTAINERD2 := $(CACHE)/containerd-$(CONTAINERD2_VERSION)
 K8S_VERSION ?= v1.34.4
 ETCD_VERSION ?= v3.6.4
 
-.PHONY: all build build-faults lint-bats install demo test unit integration integration-runc11 integration-upstream integration-containerd test-k8s fuzz bench deps deps-upstream deps-crictl deps-containerd deps-k8s lint clean help
+# critest, the CRI conformance suite, for tests/critest (built from the Go
+# module cache, hack/install-critest.sh); it runs under containerd 1.7.
+CRITEST_VERSION ?= v1.34.0
+CRITEST := $(CACHE)/critest-$(CRITEST_VERSION)/critest
+
+.PHONY: all build build-faults lint-bats install demo test unit integration integration-runc11 integration-upstream integration-containerd test-k8s test-critest fuzz bench deps deps-upstream deps-crictl deps-containerd deps-k8s deps-critest lint clean help
 
 all: build ## Build bin/runc-userns (default)
 
@@ -73,12 +78,15 @@ deps-k8s: ## Build Kubernetes (apiserver, controller-manager, scheduler, kubelet
 	GO=$(GO) BUILD_CC=$(BUILD_CC) ./hack/install-kubernetes.sh $(K8S_VERSION) $(CACHE)/kubernetes-$(K8S_VERSION)
 	GO=$(GO) ./hack/install-etcd.sh $(ETCD_VERSION) $(CACHE)/etcd-$(ETCD_VERSION)
 
+deps-critest: ## Build critest into .cache for tests/critest
+	GO=$(GO) ./hack/install-critest.sh $(CRITEST_VERSION) $(dir $(CRITEST))
+
 demo: deps build ## Run a busybox container in a pool user namespace and show what it sees
 	./hack/demo.sh $(BIN)
 
-test: deps deps-upstream deps-crictl deps-containerd deps-k8s build build-faults ## Everything: vet, unit tests with -race, short fuzzing, bats with runc 1.1.5 and upstream runc, the containerd suite again under containerd 1.7 and 2, the Kubernetes cluster suite; fails if they left the host changed
+test: deps deps-upstream deps-crictl deps-containerd deps-k8s deps-critest build build-faults ## Everything: vet, unit tests with -race, short fuzzing, bats with runc 1.1.5 and upstream runc, the containerd suite again under containerd 1.7 and 2, the Kubernetes cluster suite, critest; fails if they left the host changed
 	./hack/hostcheck.sh save $(CACHE)/hostcheck.before
-	$(MAKE) unit fuzz integration test-k8s
+	$(MAKE) unit fuzz integration test-k8s test-critest
 	./hack/hostcheck.sh check $(CACHE)/hostcheck.before
 
 unit: lint-bats ## go vet, unit tests with the race detector (glibc), and the packages with C in them again against musl; the bats lint
@@ -95,7 +103,7 @@ unit: lint-bats ## go vet, unit tests with the race detector (glibc), and the pa
 
 lint-bats: ## The bats suites' lint (hack/lint-bats.sh: holes in set -e, run without a status check, bare wait, unlocal loop variables), and its own tests
 	bats tests/lint
-	./hack/lint-bats.sh tests/integration/*.bats tests/integration/*.bash tests/k8s/*.bats tests/k8s/*.bash tests/lint/*.bats bench/*.bats
+	./hack/lint-bats.sh tests/integration/*.bats tests/integration/*.bash tests/k8s/*.bats tests/k8s/*.bash tests/lint/*.bats bench/*.bats tests/critest/*.bats
 
 bench: deps deps-upstream deps-crictl deps-containerd build ## Benchmarks against plain runc: bench/results/<time>.md and .jsonl (BENCH_N rounds, default 40)
 	BUILD_CC=$(BUILD_CC) BENCH_CONTAINERD2=$(CONTAINERD2) ./hack/bench.sh
@@ -130,6 +138,10 @@ test-k8s: build deps-upstream deps-crictl deps-containerd deps-k8s ## The Kubern
 	$(K8S_ENV) K8S_E2E_NODE=native K8S_E2E_PODS=hostusers bats --tap --print-output-on-failure $(K8S_NATIVE_FILES)
 	@echo "# tests/k8s: containerd $(CONTAINERD2_VERSION), runc $(RUNC_UPSTREAM_VERSION), pods through runc-userns"
 	$(K8S_ENV) K8S_E2E_NODE=native K8S_E2E_PODS=pooled bats --tap --print-output-on-failure $(K8S_NATIVE_FILES)
+
+test-critest: build deps-crictl deps-containerd deps-critest ## critest under containerd $(CONTAINERD17_VERSION) and runc 1.1.5: plain runc, then runc-userns under mode annotation (the same passes) and always (README's by-design failures only)
+	PATH=$(CONTAINERD17):$$PATH CONTAINERD_VERSION=$(CONTAINERD17_VERSION) REAL_RUNC=/usr/sbin/runc CRITEST=$(CRITEST) GO=$(GO) \
+		bats --print-output-on-failure tests/critest
 
 clean: ## Remove build outputs
 	rm -rf bin

@@ -6,7 +6,8 @@
 # test cgroup, mount, /run entry, container under runc's default root,
 # netns, libcni cache entry or dir, runc init or shim process, temp dir of a
 # suite, a mount point made for a suite's namespace, a changed
-# /etc/subuid, or a /dev node chowned by a runtime.
+# /etc/subuid, a /dev node chowned by a runtime, or a SysV shared memory
+# segment.
 #
 # Only what the suites touch, and only state that nothing else on a quiet
 # test machine changes: the processes listed are runc, runc-userns (and the
@@ -50,6 +51,8 @@ state() {
 	echo "# /tmp: suites' temp dirs"
 	local tmp=(/tmp/runc-userns-* /tmp/ctrd-e2e.* /tmp/k8s-e2e.* /tmp/bats-run-*)
 	[ ${#tmp[@]} = 0 ] || printf '%s\n' "${tmp[@]}" | sort
+	echo "# SysV shared memory segments of the host: key, size, creator uid (critest's HostIpc specs make some)"
+	awk 'NR > 1 {print $1, $4, $10}' /proc/sysvipc/shm | sort
 	echo "# /dev nodes: owner and mode"
 	stat -c '%n %u:%g %a' /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty
 	echo "# runtime processes"

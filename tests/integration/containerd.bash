@@ -5,12 +5,17 @@
 # 2-slot pool, busybox and pause images imported); teardown_file stops it
 # and removes what it and its pods left; teardown_pods, for a file's
 # teardown, removes a test's pods and fails on what they left in the pool.
-# Load after helpers. Users: tests/integration/containerd.bats,
-# bench/cri.bats.
+# A file that needs more around them calls start_containerd and
+# stop_containerd from its own setup_file and teardown_file, and may define
+# cri_config_extra (below). Load after helpers. Users:
+# tests/integration/containerd.bats, bench/cri.bats, tests/critest.
 
 CRICTL=${CRICTL:-$ROOT_DIR/.cache/crictl-v1.26.1/crictl} # make deps-crictl
 
-setup_file() {
+setup_file() { start_containerd; }
+teardown_file() { stop_containerd; }
+
+start_containerd() {
 	[ -x "$CRICTL" ] || fail "crictl missing at $CRICTL: run ./hack/install-crictl.sh v1.26.1 .cache/crictl-v1.26.1 (make deps-crictl)"
 	command -v containerd >/dev/null || fail "containerd missing: run ./hack/install-deps.sh"
 	if [ -n "${CONTAINERD_VERSION:-}" ]; then
@@ -99,6 +104,11 @@ setup_file() {
 		    bin_dir$([ $cfgv = 2 ] && echo ' = "/usr/lib/cni"' || echo 's = ["/usr/lib/cni"]')
 		    conf_dir = "$D/cni"
 	EOT
+	# A file's own CRI settings, in the same file: cri_config_extra
+	# CONFIG-VERSION prints them (tests/critest: registry hosts).
+	if declare -F cri_config_extra >/dev/null; then
+		cri_config_extra $cfgv >>"$D/cri.toml"
+	fi
 	cat >"$D/config.toml" <<-EOT
 		version = $cfgv
 		root = "$D/root"
@@ -137,7 +147,7 @@ setup_file() {
 	ctr -n test images import "$D/busybox.tar" >/dev/null
 }
 
-teardown_file() {
+stop_containerd() {
 	[ -n "${D:-}" ] || return 0
 	local p pid
 	# Pods and containers first, through containerd, so the shims exit.

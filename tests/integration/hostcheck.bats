@@ -27,6 +27,7 @@ teardown() {
 	if [ -d "$CG" ]; then rmdir "$CG"; fi
 	rm -f "/run/$NAME"
 	if [ -n "${MADE_RUN_MOUNT:-}" ]; then rmdir /run/mount; fi
+	if [ -n "${SHMID:-}" ]; then ipcrm -m "$SHMID" 2>/dev/null || true; fi
 }
 
 @test "hostcheck: a cgroup, a /run entry and a mount made after save fail the check, each named in its diff" {
@@ -74,6 +75,17 @@ teardown() {
 
 	# Saved with it running, it is part of the host as it was.
 	"$HOSTCHECK" save "$SAVED"
+	run -0 "$HOSTCHECK" check "$SAVED"
+}
+
+@test "hostcheck: a SysV shared memory segment made after save fails the check" {
+	# What critest's HostIpc specs do on the host (ipcmk), and leave.
+	"$HOSTCHECK" save "$SAVED"
+	SHMID=$(ipcmk -M 4096 | sed 's/.*: //')
+	key=$(awk -v id="$SHMID" '$2 == id {print $1}' /proc/sysvipc/shm)
+	run -1 "$HOSTCHECK" check "$SAVED"
+	[[ "$output" == *"+$key 4096 0"* ]]
+	ipcrm -m "$SHMID"
 	run -0 "$HOSTCHECK" check "$SAVED"
 }
 
