@@ -59,14 +59,16 @@ func TestHolderReaping(t *testing.T) {
 		newNS(t)
 		pid := pending()[0]
 		_ = unix.Kill(pid, unix.SIGSTOP)
-		if st := childState(t, pid); st == "exited" || st == "gone" {
+		// A holder already on its way out exits rather than stops: the
+		// SIGSTOP can land after it read "running" here. Either way it is
+		// one of the two within 5 s; an exited one means another try.
+		if st := stopOrExit(t, pid); st == "exited" || st == "gone" {
 			WaitHolders()
 			if try == 20 {
 				t.Fatal("every holder exited before it could be stopped (20 tries): this test's premise, a holder that runs after NewUserns returns on one CPU, does not hold here")
 			}
 			continue
 		}
-		waitState(t, []int{pid}, "stopped")
 		t.Logf("holder %d stopped on try %d", pid, try)
 		ReapHolders()
 		if got := pending(); len(got) != 1 || got[0] != pid {
@@ -133,6 +135,22 @@ func waitState(t *testing.T, pids []int, st string) {
 			}
 			time.Sleep(time.Millisecond)
 		}
+	}
+}
+
+// stopOrExit waits until the child pid is stopped, has exited or is gone,
+// at most 5 s, and says which.
+func stopOrExit(t *testing.T, pid int) string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if st := childState(t, pid); st != "running" {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("holder %d neither stopped nor exited within 5 s of SIGSTOP", pid)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
