@@ -7,9 +7,10 @@
 # pod, a pod on the runc-userns RuntimeClass without annotation and a
 # pooled one; K8S_E2E_NODE=native (containerd 2, upstream runc) a plain
 # pod and a hostUsers: false one (KEP-127). BENCH_N rounds (default 20)
-# after one warm-up round, a pod of each kind a round, in turn, each
-# deleted at the round's end. Writes "KIND<tab>SLI<tab>CRI<tab>LAG" (us) a pod to
-# $BENCH_K8S_OUT (hack/bench.sh tabulates it); without it, the tables go to
+# after one warm-up round, a pod of each kind a round, in turn (the first
+# kind rotating from round to round), each deleted at the round's end.
+# Writes "KIND<tab>SLI<tab>CRI<tab>LAG" (us) a pod to $BENCH_K8S_OUT
+# (bench/k8s.sh tabulates it); without it, the tables go to
 # fd 3. A time is reported, never asserted: the test fails only if a pod
 # does not start or is not the kind it claims, or the kubelet did not log
 # its figure.
@@ -166,11 +167,17 @@ pod_start() {
 	echo "$(date -d "$created" +%s) $started" >"$D/$name.start"
 }
 
-# round R: a pod of each kind in turn, then all deleted; appends a line a
-# pod to $D/rounds.tsv (R > 0) once the kubelet has logged its figures.
+# round R: a pod of each kind in turn, round R starting with kind R mod
+# the number of kinds, then all deleted; appends a line a pod to
+# $D/rounds.tsv (R > 0), in the order of kinds, once the kubelet has
+# logged its figures. The kubelet's relist drifts against the second the
+# pods are created in, by some ms a second (its figure climbs over the
+# rounds, then drops by a second): the rotation spreads that drift within
+# a round over every kind, rather than adding it to the last one's.
 round() {
-	local r=$1 k name line n sli created started running watched
-	for k in "${kinds[@]}"; do
+	local r=$1 i k name line n sli created started running watched
+	for i in "${!kinds[@]}"; do
+		k=${kinds[(i + r) % ${#kinds[@]}]}
 		pod_start "$k" "$k-$r"
 	done
 	for k in "${kinds[@]}"; do

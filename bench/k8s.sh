@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # k8s.sh [REPORT [LIFECYCLE]]: make bench, section 7, appended to REPORT
-# (default: a new bench/results/<time>-k8s.md, printed at the end). The
+# (default: a new bench/results/<time>.md, printed at the end). The
 # kubelet's own pod-start figure (kubelet_pod_start_sli_duration_seconds)
 # for plain, unannotated and pooled pods on the node runc-userns is for
 # (containerd 1.7, runc 1.1.5: K8S_E2E_NODE=ours), then for plain and
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${BENCH_K8S_N:-20}
 mkdir -p bench/results
-report=${1:-$PWD/bench/results/$(date -u +%Y%m%dT%H%M%SZ)-k8s.md}
+report=${1:-$PWD/bench/results/$(date -u +%Y%m%dT%H%M%SZ).md}
 tmp=$(mktemp -d /tmp/runc-userns-bench-k8s.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 lifecycle=${2:-}
@@ -89,7 +89,7 @@ ratio() {
 	echo "suite's one-node cluster (tests/k8s/cluster.bash), brought up for each node in turn. The kubelet's"
 	echo "\`podStartSLOduration\` (the value behind \`kubelet_pod_start_sli_duration_seconds\`), read off its"
 	echo "log line for each pod; \`bench/k8s.bats\` says what the figure is made of. $N rounds after one warm-up"
-	echo "round, a pod of each kind a round, in turn: created (a POST 20 ms into a second: creationTimestamp has"
+	echo "round, a pod of each kind a round, in turn (the first kind rotating): created (a POST 20 ms into a second: creationTimestamp has"
 	echo "whole seconds), waited Ready, checked (its handler, where its root is), and deleted at the round's end;"
 	echo "a ticker pod's status patched every ${BENCH_K8S_TICK:-100} ms, so that the kubelet logs a pod's figure at"
 	echo "once, as on a busy node. Then the app container's start as containerd recorded it (CRI \`startedAt\`),"
