@@ -105,8 +105,8 @@ lint-bats: ## The bats suites' lint (hack/lint-bats.sh: holes in set -e, run wit
 	bats tests/lint
 	./hack/lint-bats.sh tests/integration/*.bats tests/integration/*.bash tests/k8s/*.bats tests/k8s/*.bash tests/lint/*.bats bench/*.bats tests/critest/*.bats
 
-bench: deps deps-upstream deps-crictl deps-containerd build ## Benchmarks against plain runc: bench/results/<time>.md and .jsonl (BENCH_N rounds, default 40)
-	BUILD_CC=$(BUILD_CC) BENCH_CONTAINERD2=$(CONTAINERD2) ./hack/bench.sh
+bench: deps deps-upstream deps-crictl deps-containerd deps-k8s build ## Benchmarks against plain runc: bench/results/<time>.md and .jsonl (BENCH_N rounds, default 40; the kubelet's pod start BENCH_K8S_N, default 20)
+	$(K8S_ENV) BUILD_CC=$(BUILD_CC) BENCH_CONTAINERD2=$(CONTAINERD2) ./hack/bench.sh
 
 fuzz: ## Run every fuzz target for $(FUZZTIME) (executions, or a duration such as 30s)
 	./hack/fuzz.sh $(FUZZTIME)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench: measures runc-userns against plain runc in the same run and
 # writes bench/results/<time>.md (tables) and .jsonl (every measurement);
-# section 6 runs bench/cri.bats under a private containerd.
+# section 6 runs bench/cri.bats under a private containerd, section 7
+# bench/k8s.sh on a one-node Kubernetes cluster (BENCH_K8S_N=0: not).
 # Performance is reported, never asserted: this never fails on a slow
 # machine. BENCH_N rounds (default 40), interleaved, after 5 warm-up rounds;
 # the lifecycle table 5 x BENCH_N (its rounds spread over 2-3x their
@@ -238,5 +239,13 @@ if [ -x "${BENCH_CONTAINERD2:-}/containerd" ]; then
 	v2=$("$BENCH_CONTAINERD2/containerd" --version | awk '{print $3}')
 	cri "containerd $v2" "^pod start" PATH="$BENCH_CONTAINERD2:$PATH" CONTAINERD_VERSION="$v2"
 fi
+
+# 7: the kubelet's own pod-start figure on a one-node Kubernetes cluster,
+# the node runc-userns is for and the native one (bench/k8s.sh). Last, as
+# 6: two clusters come and go.
+k8s_status=0
+[ "${BENCH_K8S_N:-20}" = 0 ] || ./bench/k8s.sh "$report" "$tmp/lifecycle" || k8s_status=$?
 cat "$report"
 echo "bench: report in $report, raw measurements in $raw"
+# Reported, then failed: a section 7 that left the host changed.
+exit "$k8s_status"
