@@ -16,7 +16,7 @@ import (
 // linux.resources and linux.seccomp are most of its members: decoding them
 // cold, with the reflection that builds encoding/json's decoders for their
 // types, was ~0.55 of the ~0.75 ms a fresh process spent decoding the
-// benchmark's spec (bench/README, eighteenth round). What is kept as bytes
+// benchmark's spec (the eighteenth round of bench/README at cc12767). What is kept as bytes
 // goes back to runc as it came, members this runtime-spec version does not
 // know included, without the merge that foreign members need elsewhere.
 //

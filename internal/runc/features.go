@@ -88,7 +88,7 @@ func ProbeFeatures(runtime, cacheDir string) (*Features, error) {
 // ProbeSummary is ProbeFeatures without Raw, for a create: it reads the
 // one-line-per-field summary (summaryPath) that it writes beside the
 // cached document, rather than decoding runc's whole document, which cost
-// a fresh process ~0.12 ms (bench/README, twenty-third round). Without a
+// a fresh process ~0.12 ms (the twenty-third round of bench/README at cc12767). Without a
 // summary, or with one it cannot read, it is ProbeFeatures, and leaves a
 // summary behind when the document is cached.
 func ProbeSummary(runtime, cacheDir string) (*Features, error) {

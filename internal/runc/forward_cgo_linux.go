@@ -18,7 +18,7 @@ import (
 // to the runtime's signal-mask thread per signal, and starts that thread
 // (locked to its goroutine) and the goroutine that reads the signals: on
 // the nested VM measured, ~1-2 ms of a create's path and two dozen context
-// switches fewer without them (bench/README, twelfth round). The handler
+// switches fewer without them (the twelfth round of bench/README at cc12767). The handler
 // replaces the Go runtime's for those six signals for the rest of the
 // process: from Run or Wait on, every one of them goes to runc, held
 // until it runs and dropped once it has exited, as notifyForwarder does.
