@@ -61,7 +61,7 @@ build-faults: ## Build bin/runc-userns-faults: bin/runc-userns plus the fault sw
 install: build ## Install the binary in $(PREFIX)/bin
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/runc-userns
 
-deps: ## Install the Debian packages the build, demo and tests need (gcc, musl-tools, libc6-dev, runc 1.1.5, bats, busybox-static, uidmap, jq, podman, strace)
+deps: ## Install the Debian packages the build, demo and tests need (gcc, musl-tools, libc6-dev, runc 1.1.5, bats, busybox-static, uidmap, jq, containerd, CNI plugins, iptables, iproute2, podman, crun)
 	./hack/install-deps.sh
 
 deps-upstream: ## Build current upstream runc into .cache for the second test pass

@@ -6,8 +6,9 @@
 # test cgroup, mount, /run entry, container under runc's default root,
 # netns, libcni cache entry or dir, runc init or shim process, temp dir of a
 # suite, a mount point made for a suite's namespace, a changed
-# /etc/subuid, a /dev node chowned by a runtime, or a SysV shared memory
-# segment.
+# /etc/subuid, a /dev node chowned by a runtime, a SysV shared memory
+# segment, or a network link (a bridge or veth of a suite's pods, which
+# belong in a network namespace of the suite's own).
 #
 # Only what the suites touch, and only state that nothing else on a quiet
 # test machine changes: the processes listed are runc, runc-userns (and the
@@ -55,6 +56,8 @@ state() {
 	awk 'NR > 1 {print $1, $4, $10}' /proc/sysvipc/shm | sort
 	echo "# /dev nodes: owner and mode"
 	stat -c '%n %u:%g %a' /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty
+	echo "# network links of the host"
+	ip -o link show | awk -F': ' '{sub(/@.*/, "", $2); print $2}' | sort
 	echo "# runtime processes"
 	ps -eo args= | awk '$1 ~ /(^|\/)(runc|runc-userns|crun|conmon|containerd|containerd-shim[^ ]*)$/' | sort | uniq -c
 }

@@ -19,9 +19,19 @@ have gcc || need+=(gcc)
 have musl-gcc || need+=(musl-tools)
 installed libc6-dev || need+=(libc6-dev)
 # containerd.bats: containerd (with its runc.v2 shim and ctr) and the CNI
-# plugins its pods use (loopback, static).
+# plugins its pods use (loopback, static); critest's and the cluster
+# suite's pods: bridge, host-local, and portmap (critest's hostPort
+# specs), which runs iptables (a dependency of the plugins' package) in
+# containerd's network namespace. ip (iproute2) sets up those namespaces.
 have containerd || need+=(containerd)
-[ -x /usr/lib/cni/static ] || need+=(containernetworking-plugins)
+for p in loopback static bridge host-local portmap; do
+	if [ ! -x "/usr/lib/cni/$p" ]; then
+		need+=(containernetworking-plugins)
+		break
+	fi
+done
+have iptables || need+=(iptables)
+have ip || need+=(iproute2)
 # contrib.bats parses contrib's YAML and TOML (tomllib is in python3 >= 3.11).
 installed python3-yaml || need+=(python3-yaml)
 # podman.bats: podman 4.3.1 and conmon (a dependency). Kernel overlayfs

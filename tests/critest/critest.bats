@@ -15,12 +15,23 @@
 # Nothing is pulled from outside: every image critest names is a stand-in
 # built by images.sh and served by registry/ on 127.0.0.1, to which
 # containerd's registry hosts point registry.k8s.io and gcr.io.
+#
+# The pods have a network (containerd.bash's CONTAINERD_NETWORK=bridge):
+# containerd runs in a network namespace of its own, where its pods sit on
+# a bridge of the suite's own with host-local addresses and portmap's host
+# ports, so that critest's port mapping, port-forward and multi-container
+# network specs reach a pod by its IP and by a host port. critest and the
+# registry run in that namespace too (ctrd_net), so that its 127.0.0.1 is
+# theirs: every address and port of the run (pods, host ports, critest's
+# own listeners, containerd's stream server, hostNetwork pods) is in it,
+# none on the host's network, and all of it goes with containerd.
 # Separate from tests/integration, which make runs under three runc and
 # containerd combinations: critest runs once per make test (containerd 1.7
 # and Debian's runc 1.1.5 by default, make test-critest).
 
 load ../integration/helpers
 load ../integration/containerd
+CONTAINERD_NETWORK=bridge
 
 CRITEST=${CRITEST:-$ROOT_DIR/.cache/critest-v1.34.0/critest} # make deps-critest
 GO=${GO:-go}
@@ -30,13 +41,6 @@ GO=${GO:-go}
 SKIP=(
 	# The upstream manifest's digest: no image built here has it.
 	'public image with digest should be pulled and removed'
-	# A pod IP the host can reach (a bridge network, portmap): this
-	# suite's pods have a loopback only, so that no traffic leaves
-	# 127.0.0.1. The host-network port-forward spec runs.
-	'runtime should support port mapping with only container port'
-	'runtime should support port mapping with host port and container port'
-	'runtime should support portforward \[Conformance\]'
-	'Multiple Containers \[Conformance\] .* should support network'
 )
 
 # What plain runc fails here, because a stand-in is not the image critest
@@ -70,7 +74,11 @@ setup_file() {
 	(cd "$ROOT_DIR" && "$GO" build -o "$D/registry" ./tests/critest/registry)
 	"$ROOT_DIR/tests/critest/images.sh" "$D/images" "$GO"
 	ctr -n k8s.io images import "$D/images/pause.tar" >/dev/null
-	"$D/registry" "$D/registry.addr" "$D"/images/*/ </dev/null >/dev/null 2>"$D/registry.log" 3>&- &
+	# In containerd's network namespace, on its 127.0.0.1 (nsenter execs:
+	# the pid is the registry's).
+	local ns
+	ns=$(ctrd_netns)
+	nsenter --net="$ns" -- "$D/registry" "$D/registry.addr" "$D"/images/*/ </dev/null >/dev/null 2>"$D/registry.log" 3>&- &
 	echo $! >"$D/registry.pid"
 	for _ in $(seq 100); do
 		[ -s "$D/registry.addr" ] && break
@@ -128,7 +136,7 @@ run_critest() {
 	local name=$1 handler=${2:-} s skip=() start
 	for s in "${SKIP[@]}"; do skip+=(-ginkgo.skip "$s"); done
 	start=$(date +%s)
-	TMPDIR=$D/tmp "$CRITEST" -config "$D/crictl.yaml" \
+	TMPDIR=$D/tmp ctrd_net "$CRITEST" -config "$D/crictl.yaml" \
 		-runtime-endpoint "unix://$D/containerd.sock" -image-endpoint "unix://$D/containerd.sock" \
 		-runtime-handler "$handler" "${skip[@]}" -ginkgo.no-color \
 		-ginkgo.json-report "$D/$name.json" >"$D/$name.log" 2>&1 || true
@@ -161,6 +169,9 @@ set_mode() {
 
 @test "critest with plain runc: the reference" {
 	run_critest plain plain
+	# The pods' bridge is in containerd's network namespace, not the host's.
+	ctrd_net ip link show "$CTRD_BRIDGE" >/dev/null || fail "no bridge $CTRD_BRIDGE in containerd's network namespace"
+	if ip link show "$CTRD_BRIDGE" >/dev/null 2>&1; then fail "bridge $CTRD_BRIDGE is on the host's network"; fi
 	# A run that passed little would make the comparisons below say little.
 	[ "$(grep -c '^passed' "$D/plain.results")" -ge 60 ] || fail "plain runc passed only $(grep -c '^passed' "$D/plain.results") specs: $(failed plain)"
 	diff -u --label "PLAIN_FAILS" --label "failed with plain runc" <(printf '%s\n' "${PLAIN_FAILS[@]}" | sort) <(failed plain | sort) ||

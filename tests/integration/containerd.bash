@@ -9,8 +9,31 @@
 # stop_containerd from its own setup_file and teardown_file, and may define
 # cri_config_extra (below). Load after helpers. Users:
 # tests/integration/containerd.bats, bench/cri.bats, tests/critest.
+#
+# The pods' network, CONTAINERD_NETWORK (set before start_containerd):
+# - loopback (the default): each pod's own network namespace with its
+#   loopback up and nothing else (loopback plus `static` 127.0.0.1/8),
+#   containerd in the host's network namespace;
+# - bridge: containerd, with its shims and its CNI plugins, in a network
+#   namespace of its own (unshare --net, its loopback up), and pods on a
+#   bridge there: bridge (CTRD_BRIDGE), host-local IPAM (CTRD_SUBNET, its
+#   leases in $D) and portmap (hostPort through iptables). The bridge, the
+#   pods' veths, portmap's rules and every port a pod or a hostNetwork pod
+#   opens are in that namespace, which the kernel removes with its last
+#   process (containerd, the shims, hostNetwork pods): nothing of it is
+#   ever on the host's network, and nothing of it stays, even when they
+#   are killed with SIGKILL. ctrd_net CMD... runs CMD there (critest),
+#   ctrd_netns names it (a registry containerd pulls from). The mount
+#   namespace stays the host's: the suite sees containerd's and the
+#   wrapper's mounts, and the pods' netns pins are in /run/netns as with
+#   loopback.
 
 CRICTL=${CRICTL:-$ROOT_DIR/.cache/crictl-v1.26.1/crictl} # make deps-crictl
+CONTAINERD_NETWORK=${CONTAINERD_NETWORK:-loopback}
+# The bridge network's: a name and a subnet of the suite's own (they exist
+# only in containerd's network namespace, so they collide with nothing).
+CTRD_BRIDGE=ctrd-e2e0
+CTRD_SUBNET=10.244.88.0/24
 
 setup_file() { start_containerd; }
 teardown_file() { stop_containerd; }
@@ -62,10 +85,25 @@ start_containerd() {
 	export RUNC_USERNS_CONFIG=$D/runc-userns.json
 	jq -n --arg runtime "$REAL_RUNC" --arg state "$D/state" --argjson base "$POOL_BASE" \
 		'{runtime: $runtime, stateDir: $state, userns: {ranges: [{hostID: $base, size: 131072}]}}' >"$RUNC_USERNS_CONFIG"
-	# loopback plus a `static` entry: containerd 1.6 wants an IP in the
-	# result ("failed to find network info for sandbox").
-	jq -n --arg name "$CNI_NET" '{cniVersion: "1.0.0", name: $name, plugins: [{type: "loopback"},
-		{type: "static", ipam: {type: "static", addresses: [{address: "127.0.0.1/8"}]}}]}' >"$D/cni/10-test.conflist"
+	case $CONTAINERD_NETWORK in
+	loopback)
+		# loopback plus a `static` entry: containerd 1.6 wants an IP in the
+		# result ("failed to find network info for sandbox").
+		jq -n --arg name "$CNI_NET" '{cniVersion: "1.0.0", name: $name, plugins: [{type: "loopback"},
+			{type: "static", ipam: {type: "static", addresses: [{address: "127.0.0.1/8"}]}}]}' >"$D/cni/10-test.conflist"
+		;;
+	bridge)
+		# No default route and no masquerade: the pods reach the bridge's
+		# namespace and each other, nothing beyond. portmap's snat (its
+		# default) lets a hostPort answer on that namespace's 127.0.0.1.
+		jq -n --arg name "$CNI_NET" --arg br "$CTRD_BRIDGE" --arg subnet "$CTRD_SUBNET" --arg ipam "$D/cni-ipam" \
+			'{cniVersion: "1.0.0", name: $name, plugins: [
+			{type: "bridge", bridge: $br, isGateway: true, ipMasq: false,
+			 ipam: {type: "host-local", ranges: [[{subnet: $subnet}]], dataDir: $ipam}},
+			{type: "portmap", capabilities: {portMappings: true}}]}' >"$D/cni/10-test.conflist"
+		;;
+	*) fail "CONTAINERD_NETWORK=$CONTAINERD_NETWORK: want loopback or bridge" ;;
+	esac
 	# contrib's drop-in, loaded as it ships (config version 2 for 1.x,
 	# version 3 for containerd 2), with this build's binary and a runc
 	# root of the test's.
@@ -132,7 +170,13 @@ start_containerd() {
 		image-endpoint: unix://$D/containerd.sock
 		timeout: 30
 	EOT
-	containerd --config "$D/config.toml" >"$D/containerd.log" 2>&1 &
+	if [ "$CONTAINERD_NETWORK" = bridge ]; then
+		# unshare and sh exec: the pid is containerd's.
+		unshare --net -- sh -c 'ip link set lo up && exec "$@"' sh \
+			containerd --config "$D/config.toml" >"$D/containerd.log" 2>&1 &
+	else
+		containerd --config "$D/config.toml" >"$D/containerd.log" 2>&1 &
+	fi
 	echo $! >"$D/containerd.pid"
 	local i
 	for i in $(seq 100); do
@@ -140,6 +184,12 @@ start_containerd() {
 		sleep 0.1
 	done
 	crictl info >/dev/null || fail "containerd did not come up: $(tail -20 "$D/containerd.log")"
+	if [ "$CONTAINERD_NETWORK" = bridge ]; then
+		# What the pods' network relies on: containerd is not in the
+		# host's network namespace.
+		[ "$(readlink "/proc/$(cat "$D/containerd.pid")/ns/net")" != "$(readlink /proc/self/ns/net)" ] ||
+			fail "containerd ($(cat "$D/containerd.pid")) runs in the host's network namespace, not one of its own"
+	fi
 	"$ROOT_DIR/hack/mkimage.sh" "$D/busybox.tar" localhost/busybox:test sh
 	"$ROOT_DIR/hack/mkimage.sh" "$D/pause.tar" localhost/pause:test sleep infinity
 	ctr -n k8s.io images import "$D/busybox.tar" >/dev/null
@@ -227,6 +277,24 @@ teardown_pods() {
 
 crictl() { command "$CRICTL" -c "$D/crictl.yaml" "$@"; }
 ctr() { command ctr --address "$D/containerd.sock" "$@"; }
+
+# ctrd_netns: the path of containerd's network namespace (the host's,
+# unless CONTAINERD_NETWORK is bridge), for nsenter --net.
+ctrd_netns() {
+	local pid
+	pid=$(cat "$D/containerd.pid") || return 1
+	[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = containerd ] ||
+		fail "containerd (pid $pid) is not running: $(tail -5 "$D/containerd.log")" || return 1
+	echo "/proc/$pid/ns/net"
+}
+
+# ctrd_net CMD...: CMD in containerd's network namespace, where its pods'
+# IPs and host ports are.
+ctrd_net() {
+	local ns
+	ns=$(ctrd_netns) || return 1
+	nsenter --net="$ns" -- "$@"
+}
 
 # pod_config NAME [ANNOTATIONS-JSON]: a pod sandbox config (own netns).
 pod_config() {

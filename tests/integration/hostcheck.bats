@@ -100,6 +100,16 @@ teardown() {
 	[[ "$output" == *"+/dev/null $now "* ]]
 }
 
+@test "hostcheck: a network link made since save fails the check" {
+	# A suite's bridge or veth left on the host's network. The test adds no
+	# link to the host's: it takes lo out of the saved state instead.
+	"$HOSTCHECK" save "$SAVED"
+	grep -qx lo "$SAVED"
+	sed -i '/^# network links of the host$/,/^# /{/^lo$/d}' "$SAVED"
+	run -1 "$HOSTCHECK" check "$SAVED"
+	[[ "$output" == *$'\n+lo\n'* ]]
+}
+
 @test "hostcheck: check without a saved state, or without arguments, is a usage error" {
 	run -2 "$HOSTCHECK" check "$BATS_TEST_TMPDIR/none"
 	[[ "$output" == *"no saved state at $BATS_TEST_TMPDIR/none: run"*"save"* ]]

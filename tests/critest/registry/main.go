@@ -1,6 +1,6 @@
 // Command registry serves OCI image layouts read-only over the registry
 // protocol's pull half, on 127.0.0.1, for the critest suite
-// (tests/integration/critest.bats): critest always calls PullImage, and
+// (tests/critest/critest.bats): critest always calls PullImage, and
 // containerd's CRI resolves every pull against a registry, even for an
 // image it holds. containerd's registry hosts (hosts.toml) point the
 // registries critest names at this server, which has only the images the
