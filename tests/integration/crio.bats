@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # CRI-O, reproduced (issue 52): CRI-O is not packaged here, so this suite
-# does what CRI-O v1.31 does to a runtime configured as runtime_path, as
-# /work/shared/crio/README.md recorded it (tests/integration/crio/ holds
-# the specs it wrote, sandbox.json and app.json):
+# does what CRI-O v1.31.13 with conmon 2.1.6 was seen to do to a runtime
+# configured as runtime_path, on a node of this kind (tests/integration/crio/
+# holds the specs it wrote there, sandbox.json and app.json, with its temp
+# dir /run/crio-node):
 #   - each pod's network, IPC and UTS namespaces are made beforehand and
 #     pinned as pinns pins them (nsfs bind mounts under a namespaces_dir of
 #     the suite's own: netns/, ipcns/, utsns/), in the host's user namespace,
