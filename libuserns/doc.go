@@ -15,6 +15,9 @@
 //     it has exited by the next NewUserns or ReapHolders (WaitHolders
 //     waits for it), or by init after we exit. This needs cgo
 //     (holder_linux.c).
+//   - NewPodNamespaces is NewUserns, and, when asked, an IPC and a UTS
+//     namespace made by the same clone (CLONE_NEWIPC|CLONE_NEWUTS beside
+//     CLONE_NEWUSER), which the kernel has the new user namespace own.
 //   - Pin makes a namespace outlive every process in it by bind-mounting its
 //     nsfs inode on a file (as `ip netns` does). A pinned path names that
 //     namespace and no other for as long as the mount exists: unlike
@@ -23,6 +26,8 @@
 //     propagation made in other mount namespaces.
 //   - Modifier edits nothing but linux.namespaces[user], linux.uidMappings
 //     and linux.gidMappings.
+//   - OpenNS opens a caller's namespace path only once fstatfs says nsfs,
+//     and checks its type; OpenPinnedType checks a pin's.
 //   - IsUserns tells a user namespace from any other path without opening
 //     a file it has not first seen to be an nsfs file (a caller's
 //     linux.namespaces[user].path); OpenUserns does the same and returns

@@ -59,15 +59,31 @@ static int write_map(pid_t pid, const char *file, const char *map, size_t len)
 	return err;
 }
 
-int runc_userns_new(const char *uid_map, size_t uid_len, const char *gid_map, size_t gid_len, int *step,
-		     int *holder_pid, void **holder_stack)
+// open_ns opens /proc/<pid>/ns/<name>: an fd, or -1 with errno set.
+static int open_ns(pid_t pid, const char *name)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, name);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+int runc_userns_new(const char *uid_map, size_t uid_len, const char *gid_map, size_t gid_len, int ipc_uts,
+		    int *ipc_fd, int *uts_fd, int *step, int *holder_pid, void **holder_stack)
 {
 	sigset_t all, old;
-	char path[64];
-	int p[2], ns = -1, err = 0;
+	int p[2], ns = -1, ipc = -1, uts = -1, err = 0, flags = CLONE_VM | CLONE_NEWUSER;
 	void *stack;
 	pid_t pid;
 
+	*ipc_fd = -1;
+	*uts_fd = -1;
+	// With CLONE_NEWUSER in the same call the kernel makes the user
+	// namespace first and has it own the others (clone(2)): the pod's
+	// root holds CAP_SYS_ADMIN over them, so runc may join them from
+	// inside the pod's user namespace, mount mqueue and set the hostname.
+	if (ipc_uts)
+		flags |= CLONE_NEWIPC | CLONE_NEWUTS;
 	*step = HOLDER_STEP_CLONE;
 	*holder_pid = 0;
 	*holder_stack = NULL;
@@ -89,7 +105,7 @@ int runc_userns_new(const char *uid_map, size_t uid_len, const char *gid_map, si
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	// Exit signal 0: nobody is told when it exits; it is reaped by PID
 	// with __WALL (runc_userns_reap).
-	pid = clone(holder, (char *)stack + HOLDER_STACK, CLONE_VM | CLONE_NEWUSER, stack);
+	pid = clone(holder, (char *)stack + HOLDER_STACK, flags, stack);
 	if (pid < 0)
 		err = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -108,10 +124,31 @@ int runc_userns_new(const char *uid_map, size_t uid_len, const char *gid_map, si
 	}
 	if (!err) {
 		*step = HOLDER_STEP_OPEN;
-		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
-		ns = open(path, O_RDONLY | O_CLOEXEC);
+		ns = open_ns(pid, "user");
 		if (ns < 0)
 			err = errno;
+	}
+	if (!err && ipc_uts) {
+		*step = HOLDER_STEP_OPEN_IPC;
+		ipc = open_ns(pid, "ipc");
+		if (ipc < 0)
+			err = errno;
+	}
+	if (!err && ipc_uts) {
+		*step = HOLDER_STEP_OPEN_UTS;
+		uts = open_ns(pid, "uts");
+		if (uts < 0)
+			err = errno;
+	}
+	if (err) {
+		if (ns >= 0)
+			close(ns);
+		if (ipc >= 0)
+			close(ipc);
+		ns = -1;
+	} else {
+		*ipc_fd = ipc;
+		*uts_fd = uts;
 	}
 	// The child has its own copy of both ends (no CLONE_FILES) and has
 	// dropped or will drop its write end: with ours closed it reads EOF

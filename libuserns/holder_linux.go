@@ -32,32 +32,41 @@ import (
 // is reaped once it is gone, by the next NewUserns or ReapHolders
 // (WaitHolders waits for it); until then its stack stays mapped. A
 // process that exits first leaves it to init.
-func newUserns(uid, gid []specs.LinuxIDMapping) (*os.File, error) {
+func newUserns(uid, gid []specs.LinuxIDMapping, ipcUTS bool) (user, ipc, uts *os.File, err error) {
 	uidMap, gidMap := []byte(FormatMappings(uid)), []byte(FormatMappings(gid))
 	if len(uidMap) == 0 || len(gidMap) == 0 {
-		return nil, fmt.Errorf("empty uid or gid mapping")
+		return nil, nil, nil, fmt.Errorf("empty uid or gid mapping")
 	}
 	reapHolders(false)
-	var step, pid C.int
+	var step, pid, ipcFD, utsFD C.int
 	var stack unsafe.Pointer
 	fd := C.runc_userns_new(
 		(*C.char)(unsafe.Pointer(&uidMap[0])), C.size_t(len(uidMap)),
 		(*C.char)(unsafe.Pointer(&gidMap[0])), C.size_t(len(gidMap)),
+		C.int(boolInt(ipcUTS)), &ipcFD, &utsFD,
 		&step, &pid, &stack)
 	keepHolder(pid, stack)
 	if fd < 0 {
 		errno := syscall.Errno(-fd)
 		switch step {
 		case C.HOLDER_STEP_UID_MAP:
-			return nil, &os.PathError{Op: "write", Path: "/proc/<holder>/uid_map", Err: errno}
+			return nil, nil, nil, &os.PathError{Op: "write", Path: "/proc/<holder>/uid_map", Err: errno}
 		case C.HOLDER_STEP_GID_MAP:
-			return nil, &os.PathError{Op: "write", Path: "/proc/<holder>/gid_map", Err: errno}
+			return nil, nil, nil, &os.PathError{Op: "write", Path: "/proc/<holder>/gid_map", Err: errno}
 		case C.HOLDER_STEP_OPEN:
-			return nil, &os.PathError{Op: "open", Path: "/proc/<holder>/ns/user", Err: errno}
+			return nil, nil, nil, &os.PathError{Op: "open", Path: "/proc/<holder>/ns/user", Err: errno}
+		case C.HOLDER_STEP_OPEN_IPC:
+			return nil, nil, nil, &os.PathError{Op: "open", Path: "/proc/<holder>/ns/ipc", Err: errno}
+		case C.HOLDER_STEP_OPEN_UTS:
+			return nil, nil, nil, &os.PathError{Op: "open", Path: "/proc/<holder>/ns/uts", Err: errno}
 		}
-		return nil, os.NewSyscallError("clone CLONE_NEWUSER", errno)
+		return nil, nil, nil, os.NewSyscallError("clone CLONE_NEWUSER", errno)
 	}
-	return os.NewFile(uintptr(fd), "userns"), nil
+	user = os.NewFile(uintptr(fd), "userns")
+	if ipcUTS {
+		ipc, uts = os.NewFile(uintptr(ipcFD), "ipcns"), os.NewFile(uintptr(utsFD), "utsns")
+	}
+	return user, ipc, uts, nil
 }
 
 // joinAndReadMaps reads the uid_map and gid_map of the user namespace ns through

@@ -10,8 +10,8 @@ import (
 )
 
 // newUserns needs the C holder (holder_linux.c).
-func newUserns(_, _ []specs.LinuxIDMapping) (*os.File, error) {
-	return nil, errors.New("this runc-userns was built without cgo (CGO_ENABLED=0) and cannot create user namespaces: rebuild it with `make build`")
+func newUserns(_, _ []specs.LinuxIDMapping, _ bool) (_, _, _ *os.File, _ error) {
+	return nil, nil, nil, errors.New("this runc-userns was built without cgo (CGO_ENABLED=0) and cannot create user namespaces: rebuild it with `make build`")
 }
 
 // joinAndReadMaps needs the C child (holder_linux.c).

@@ -16,6 +16,7 @@ import (
 	"github.com/runc-userns/runc-userns/internal/state"
 	"github.com/runc-userns/runc-userns/libuserns"
 	"github.com/runc-userns/runc-userns/netns"
+	"github.com/runc-userns/runc-userns/pool"
 )
 
 // Call is one call of the wrapper as the pipeline sees it: runc's argv,
@@ -128,7 +129,8 @@ type creation struct {
 	caps       capsOf
 	root       string
 	lay        state.Layout
-	p          *plan // what creation.plan took and decided, once it ran
+	p          *plan           // what creation.plan took and decided, once it ran
+	alloc      pool.Allocation // the pod's range, once planUserns took it
 }
 
 // do runs the create: lock the ID → plan → modify → validate → write →

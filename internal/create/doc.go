@@ -8,6 +8,7 @@
 //	plan.go        the plan value; creation.plan fills it, the only step with side effects:
 //	pidjoin.go       a container:<ID> PID namespace, and the user namespace owning it
 //	userns.go        the pod's range and pinned user namespace (take, pin, join, leave)
+//	podns.go         the pod's own IPC and UTS namespaces, for CRI-O's pinned ones
 //	mounts.go        rootfs staging, idmapped binds, sources under an earlier mount
 //	netns.go         a network namespace the pod's user namespace does not own
 //	modifiers.go   the spec edits, pure functions of the plan, the signed stamp last

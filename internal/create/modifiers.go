@@ -29,6 +29,9 @@ func (p *plan) modifiers() []modifier {
 	if p.userns != nil {
 		mods = append(mods, *p.userns, rootfsModifier(p.rootfs))
 	}
+	for _, m := range p.podNS {
+		mods = append(mods, m)
+	}
 	if p.joinedMaps != nil {
 		mods = append(mods, *p.joinedMaps)
 	}

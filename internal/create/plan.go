@@ -35,6 +35,7 @@ type plan struct {
 
 	// What the spec gets besides the stamp and the join's edits.
 	userns      *libuserns.Modifier           // the pod's user namespace (planUserns)
+	podNS       []nsPathModifier              // the pod's own IPC and UTS namespaces (planPodNS)
 	rootfs      string                        // the staged rootfs root.path points at (planUserns)
 	foreignNet  *foreignNet                   // a network namespace the pod's user namespace does not own (planNetns)
 	mounts      *mountPlan                    // the bind mounts' idmapping (planMounts)

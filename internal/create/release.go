@@ -111,6 +111,14 @@ func releaseContainer(lay state.Layout, root, id, owner string, log logrus.Field
 			return err
 		}
 	}
+	// Under the pods lock: a container of a pod without a sandbox
+	// container may be taking a fresh range for the pod, and pinning it,
+	// the moment this one returns the old range (podUserns).
+	unlock, err := lay.LockPods()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	freed, err := p.Leave(owner, id)
 	if err != nil || !freed {
 		return err

@@ -57,7 +57,12 @@ func (a *Call) wantUserns(s *specs.Spec, req oci.Request, caps capsOf) (bool, er
 	id, mode := a.Inv.ID, a.Cfg.Userns.Mode
 	explicit := req.Userns == oci.UsernsAuto
 	if !explicit && !libuserns.HasUserns(s) && req.Pod.InPod && !req.Pod.Sandbox {
-		return a.followSandbox(s, req, caps, a.podIsPooled(req.Pod))
+		pooled := a.podIsPooled(req.Pod)
+		if pooled || !a.infraless(s, req.Pod) {
+			return a.followSandbox(s, req, caps, pooled)
+		}
+		// The first container of a pod with no sandbox container decides
+		// for the pod, as a sandbox would: below.
 	}
 	if explicit && mode == config.ModeOff {
 		return false, fmt.Errorf("container %s asks for a user namespace (%s=auto) but the node's operator turned them off (userns.mode %q in %s): remove the annotation or ask the operator to enable them", id, oci.AnnotationUserns, mode, configName(a.Cfg))
@@ -102,6 +107,24 @@ func (a *Call) podIsPooled(pod oci.Pod) bool {
 	return err == nil
 }
 
+// infraless reports whether an app container belongs to a CRI-O pod that
+// has no sandbox container (CRI-O's drop_infra_ctr, its default): CRI-O's
+// pod annotations name a sandbox that runc does not have under this
+// root. Such a pod's first container takes the pod's range and pins its
+// namespaces, and its last one to go releases them (takeRange). With an
+// infra container, CRI-O creates it before any other container of the
+// pod, as containerd always does.
+func (a *Call) infraless(s *specs.Spec, pod oci.Pod) bool {
+	if !pod.InPod || pod.Sandbox || s.Annotations[oci.CRIOContainerType] != oci.ContainerTypeContainer || oci.ValidateID(pod.Owner) != nil {
+		return false
+	}
+	root, err := filepath.Abs(a.Inv.Root)
+	if err != nil {
+		return false
+	}
+	return !state.RuncHas(root, pod.Owner)
+}
+
 // followSandbox: an app container of a pod follows its sandbox's verdict,
 // which the sandbox's create made once and recorded as the pod's pin:
 // every container of a pod shares its user namespace (KEP-127), and one
@@ -129,9 +152,10 @@ func (a *Call) followSandbox(s *specs.Spec, req oci.Request, caps capsOf, pooled
 // but whose own spec does not ask for it. All containers of a pod share
 // its user namespace (KEP-127), and one in the host's would be real root
 // beside a pod that is not: it joins, whatever the node's mode. CRI-O
-// does not copy pod annotations to containers as containerd's
-// pod_annotations does, nor does a containerd without that setting. A
-// container that asks for the host's, or shares a host namespace, is
+// copies the pod's annotations into every container (README, CRI-O), as
+// containerd's pod_annotations does, but a containerd without that
+// setting does not, and a container's own `host` must not undo its
+// pod's choice. A container that asks for the host's, or shares a host namespace, is
 // refused. A privileged one stays in the host's user namespace under
 // mode always, and is refused otherwise (its pod asked for auto).
 func (a *Call) joinPooledPod(s *specs.Spec, req oci.Request, caps capsOf) (bool, error) {
@@ -153,7 +177,7 @@ func (a *Call) joinPooledPod(s *specs.Spec, req oci.Request, caps capsOf) (bool,
 		}
 		return false, fmt.Errorf("container %s is privileged, but its pod %s runs in a user namespace from runc-userns's pool (%s=auto), where a privileged container's capabilities count for nothing against the host's devices, network namespace and /sys: drop privileged, or recreate the pod without %s=auto", id, owner, oci.AnnotationUserns, oci.AnnotationUserns)
 	}
-	a.Log.Infof("container %s: its pod %s runs in a user namespace from the pool: the container joins it (its spec has no %s annotation; is the runtime handler's pod_annotations set?)", id, owner, oci.AnnotationUserns)
+	a.Log.Infof("container %s: its pod %s runs in a user namespace from the pool: the container joins it (its spec has no %s annotation; on containerd, is the runtime handler's pod_annotations set?)", id, owner, oci.AnnotationUserns)
 	return true, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,7 +24,7 @@ func testApp(t *testing.T, mode config.Mode) *Call {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	return &Call{
-		Inv: &oci.Invocation{ID: "debug", Command: "create"},
+		Inv: &oci.Invocation{ID: "debug", Command: "create", Root: t.TempDir()},
 		Cfg: &config.Config{StateDir: t.TempDir(), Userns: config.Userns{Mode: mode}},
 		Log: log,
 	}
@@ -37,6 +38,19 @@ func pinPod(t *testing.T, a *Call, owner string) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(pin, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runcHas makes container id's runc state under a's runc root, as
+// state.RuncHas finds it.
+func runcHas(t *testing.T, a *Call, id string) {
+	t.Helper()
+	dir := filepath.Join(a.Inv.Root, id)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "state.json"), []byte("{}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -63,8 +77,8 @@ func crio(sandbox, ctype string) map[string]string {
 func noCaps() (*specs.LinuxCapabilities, error) { return nil, nil }
 
 // An app container of a pod whose sandbox holds a pool user namespace
-// joins it whether or not its own spec asks (CRI-O copies no pod
-// annotation to containers), whatever the node's mode.
+// joins it whether or not its own spec asks (a containerd handler without
+// pod_annotations copies none to containers), whatever the node's mode.
 func TestWantUsernsPooledPod(t *testing.T) {
 	const pod = "sb"
 	own := func(s *specs.Spec) {
@@ -126,9 +140,19 @@ func TestWantUsernsPooledPod(t *testing.T) {
 // pod sb holds a pool user namespace.
 func wantUsernsOf(t *testing.T, mode config.Mode, pinned bool, ann map[string]string, edit func(*specs.Spec), caps capsOf) (bool, error) {
 	t.Helper()
+	return wantUsernsOfPod(t, mode, pinned, true, ann, edit, caps)
+}
+
+// wantUsernsOfPod is wantUsernsOf; sandbox: runc has the pod's sandbox
+// container.
+func wantUsernsOfPod(t *testing.T, mode config.Mode, pinned, sandbox bool, ann map[string]string, edit func(*specs.Spec), caps capsOf) (bool, error) {
+	t.Helper()
 	a := testApp(t, mode)
 	if pinned {
 		pinPod(t, a, "sb")
+	}
+	if sandbox {
+		runcHas(t, a, "sb")
 	}
 	s := appSpec(ann)
 	s.Linux.Namespaces[0].Path = ""
@@ -162,18 +186,26 @@ func TestWantUsernsFollowsSandbox(t *testing.T) {
 		return out
 	}
 	cases := []struct {
-		name   string
-		mode   config.Mode
-		pinned bool
-		ann    map[string]string
-		caps   capsOf
-		edit   func(*specs.Spec)
-		want   bool
-		err    string
+		name    string
+		mode    config.Mode
+		pinned  bool
+		sandbox bool // runc has the pod's sandbox container (not CRI-O's drop_infra_ctr)
+		ann     map[string]string
+		caps    capsOf
+		edit    func(*specs.Spec)
+		want    bool
+		err     string
 	}{
 		{name: "always: app of a pooled pod joins", mode: config.ModeAlways, pinned: true, ann: app, caps: noCaps, want: true},
 		{name: "always: app of a pod on the host's user namespace follows it", mode: config.ModeAlways, ann: app, caps: noCaps},
-		{name: "always: CRI-O app of a pod on the host's follows it", mode: config.ModeAlways, ann: crio(pod, "container"), caps: noCaps},
+		{name: "always: CRI-O app of a pod on the host's follows it", mode: config.ModeAlways, sandbox: true, ann: crio(pod, "container"), caps: noCaps},
+		{name: "always: first CRI-O app of a pod without a sandbox container decides for it", mode: config.ModeAlways, ann: crio(pod, "container"), caps: noCaps, want: true},
+		{name: "always: later CRI-O app of a pooled pod without a sandbox container joins", mode: config.ModeAlways, pinned: true, ann: crio(pod, "container"), caps: noCaps, want: true},
+		{name: "always: first CRI-O app without a sandbox container, privileged, stays on the host's", mode: config.ModeAlways, ann: crio(pod, "container"), caps: privCaps},
+		{name: "always: containerd app of a pod whose sandbox runc does not have follows it", mode: config.ModeAlways, ann: app, caps: noCaps},
+		{name: "annotation: CRI-O app without a sandbox container, on the host's network, is refused", mode: config.ModeAnnotation, ann: auto(crio(pod, "container")), caps: noCaps, edit: func(s *specs.Spec) {
+			s.Linux.Namespaces = slices.DeleteFunc(s.Linux.Namespaces, func(ns specs.LinuxNamespace) bool { return ns.Type == specs.NetworkNamespace })
+		}, err: "shares the host's [network] namespace"},
 		{name: "always: container:<ID> join in a pooled pod", mode: config.ModeAlways, pinned: true, ann: app, caps: noCaps, edit: join, want: true},
 		{name: "always: container:<ID> join in a pod on the host's", mode: config.ModeAlways, ann: app, caps: noCaps, edit: join},
 		{name: "always: privileged app of a pooled pod stays on the host's", mode: config.ModeAlways, pinned: true, ann: app, caps: privCaps},
@@ -189,7 +221,7 @@ func TestWantUsernsFollowsSandbox(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := wantUsernsOf(t, c.mode, c.pinned, c.ann, c.edit, c.caps)
+			got, err := wantUsernsOfPod(t, c.mode, c.pinned, c.sandbox, c.ann, c.edit, c.caps)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "container debug") {
 					t.Fatalf("wantUserns = %v, %v; want an error with %q naming the container", got, err, c.err)

@@ -54,6 +54,13 @@ func undoStamp(s *specs.Spec, st *oci.Stamp) {
 	if st.JoinedMappings && s.Linux != nil {
 		s.Linux.UIDMappings, s.Linux.GIDMappings = nil, nil
 	}
+	if s.Linux != nil {
+		for i, ns := range s.Linux.Namespaces {
+			if path, ok := st.PodNS[string(ns.Type)]; ok {
+				s.Linux.Namespaces[i].Path = path
+			}
+		}
+	}
 	if st.Netns != "" && s.Linux != nil {
 		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: st.Netns})
 	}

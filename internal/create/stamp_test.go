@@ -125,3 +125,24 @@ func TestNetSysctlModifierAndUndo(t *testing.T) {
 		})
 	}
 }
+
+// A second create of a bundle whose IPC and UTS namespaces were pointed
+// at the pod's own (podns.go) starts from the caller's paths again.
+func TestUndoStampPodNS(t *testing.T) {
+	s := &specs.Spec{Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{
+		{Type: specs.PIDNamespace},
+		{Type: specs.IPCNamespace, Path: "/state/pods/p/ipc"},
+		{Type: specs.UTSNamespace, Path: "/state/pods/p/uts"},
+		{Type: specs.NetworkNamespace, Path: "/crio/netns/p"},
+	}}, Annotations: map[string]string{}}
+	undoStamp(s, &oci.Stamp{PodNS: map[string]string{"ipc": "/crio/ipcns/p", "uts": "/crio/utsns/p"}})
+	want := []specs.LinuxNamespace{
+		{Type: specs.PIDNamespace},
+		{Type: specs.IPCNamespace, Path: "/crio/ipcns/p"},
+		{Type: specs.UTSNamespace, Path: "/crio/utsns/p"},
+		{Type: specs.NetworkNamespace, Path: "/crio/netns/p"},
+	}
+	if !reflect.DeepEqual(s.Linux.Namespaces, want) {
+		t.Errorf("namespaces after undo: %+v; want %+v", s.Linux.Namespaces, want)
+	}
+}

@@ -15,9 +15,10 @@ import (
 // call, and podman (conmon) parses the whole --log file of a failed call as
 // one JSON object, so a failed call must leave exactly one line, the error.
 type Sink struct {
-	out     io.Writer
-	held    bytes.Buffer
-	holding bool
+	out      io.Writer
+	held     bytes.Buffer
+	holding  bool
+	toStderr bool // no --log: out is stderr
 }
 
 func (s *Sink) Write(p []byte) (int, error) {
@@ -53,7 +54,7 @@ func (s *Sink) Discard() {
 // Without a log file only warnings reach stderr: whatever a successful
 // create prints shows up in the container's logs under podman.
 func New(logPath, format string, debug bool) (*logrus.Logger, *Sink, error) {
-	sink := &Sink{out: os.Stderr, holding: !debug}
+	sink := &Sink{out: os.Stderr, holding: !debug, toStderr: logPath == ""}
 	l := logrus.New()
 	l.SetOutput(sink)
 	switch format {
@@ -69,7 +70,7 @@ func New(logPath, format string, debug bool) (*logrus.Logger, *Sink, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("open log file: %w", err)
 		}
-		sink.out = f
+		sink.out, sink.toStderr = f, false
 		l.SetLevel(logrus.InfoLevel)
 	}
 	if debug {
@@ -78,13 +79,17 @@ func New(logPath, format string, debug bool) (*logrus.Logger, *Sink, error) {
 	return l, sink, nil
 }
 
-// Fatal reports err as runc's fatal() does (the error in the log, and on
-// stderr, so twice on stderr without --log, as runc does) and returns 1,
-// the exit status. The held lines are dropped first: the error is the one
-// line a failed call leaves.
+// Fatal reports err as runc's fatal() does, the error in the log and on
+// stderr, and returns 1, the exit status. Without --log the log is stderr
+// too, where runc would print the error twice (a logfmt line, then the
+// message): there it is printed once, as the message, which is what
+// CRI-O (no --log) shows its user. The held lines are dropped first: the
+// error is the one line a failed call leaves.
 func Fatal(l *logrus.Logger, sink *Sink, err error) int {
 	sink.Discard()
-	l.Error(err)
+	if !sink.toStderr {
+		l.Error(err)
+	}
 	fmt.Fprintln(os.Stderr, err)
 	return 1
 }

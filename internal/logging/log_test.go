@@ -91,6 +91,29 @@ func TestNewLevelAndFormat(t *testing.T) {
 	}
 }
 
+// Without --log (CRI-O's create, and a shell's), a failed call prints its
+// error on stderr once, not as a log line and then again.
+func TestFatalWithoutLog(t *testing.T) {
+	for _, debug := range []bool{false, true} {
+		stderr := withStderr(t)
+		l, sink, err := New("", "text", debug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Warn("a warning")
+		if status := Fatal(l, sink, errors.New("container c1: it broke")); status != 1 {
+			t.Errorf("Fatal returned %d, want 1", status)
+		}
+		got := stderr()
+		if debug {
+			got = got[strings.Index(got, "\n")+1:] // the warning, not held with --debug
+		}
+		if got != "container c1: it broke\n" {
+			t.Errorf("debug %v: stderr %q, want the error once", debug, got)
+		}
+	}
+}
+
 func TestNewOpenError(t *testing.T) {
 	_, _, err := New(filepath.Join(t.TempDir(), "no", "such", "dir", "log"), "json", false)
 	if !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(err.Error(), "open log file: ") {

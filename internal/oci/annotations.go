@@ -44,6 +44,9 @@ const (
 	CRIOSandboxID     = "io.kubernetes.cri-o.SandboxID"
 
 	containerTypeSandbox = "sandbox"
+	// ContainerTypeContainer is the container type of a pod's app
+	// containers, in both CRIs' annotations.
+	ContainerTypeContainer = "container"
 )
 
 // MaxAnnotationValue bounds the values we parse; pod authors control them.
@@ -117,6 +120,10 @@ type Stamp struct {
 	// ourselves (one the pod's user namespace does not own, which cannot
 	// write them there).
 	NetSysctls map[string]string `json:"netSysctls,omitempty"`
+	// PodNS are the IPC and UTS namespace paths of the caller's spec, by
+	// namespace type, that we pointed at the pod's own (a CRI-O pod's
+	// pinns namespaces, which the host's user namespace owns).
+	PodNS map[string]string `json:"podNS,omitempty"`
 	// Rootfs is root.path before we pointed it at the staging mount.
 	Rootfs string `json:"rootfs,omitempty"`
 	// Staged is the staging mount we pointed root.path at.

@@ -9,9 +9,14 @@
 // # On-disk layout
 //
 //	<stateDir>/pool.lock, pool.d/, pool.roots  the pool (package pool)
+//	<stateDir>/pods.lock                       flock'd around a range's change and its pins
+//	                                           where no sandbox makes them (LockPods)
 //	<stateDir>/pods/<owner>/userns             the pod's pinned user namespace
+//	<stateDir>/pods/<owner>/ipc, uts           the pod's pinned IPC and UTS namespaces, owned
+//	                                           by its user namespace, for a pod whose spec
+//	                                           joins them by path (CRI-O's pinns)
 //	<stateDir>/pods/<owner>/mapping            "<hostID> <size>" of that namespace
-//	<stateDir>/pods/<owner>/cgroup             the cgroup parent of the pod's sandbox
+//	<stateDir>/pods/<owner>/cgroup             the cgroup parent of the pod's sandbox (or first container)
 //	                                           (oci.PodCgroup), which its other
 //	                                           containers must share
 //	<stateDir>/containers/<root>/<id>/rootfs   a container's idmapped rootfs,

@@ -23,6 +23,21 @@ func (l Layout) PodDir(owner string) string { return filepath.Join(l.PodsDir(), 
 // Pin is the bind mount of the pod's user namespace (libuserns.Pin).
 func (l Layout) Pin(owner string) string { return filepath.Join(l.PodDir(owner), "userns") }
 
+// PodIPC is the pin of the pod's IPC namespace, owned by its user
+// namespace: made when the pod's spec joins an IPC namespace by path that
+// the host's user namespace owns (CRI-O's pinns), which the pod's root
+// could not join, nor mount mqueue in.
+func (l Layout) PodIPC(owner string) string { return filepath.Join(l.PodDir(owner), "ipc") }
+
+// PodUTS is the pin of the pod's UTS namespace, as PodIPC.
+func (l Layout) PodUTS(owner string) string { return filepath.Join(l.PodDir(owner), "uts") }
+
+// PodsLock is flock(2)ed around everything that pins or unpins a pod whose
+// first container, not a sandbox, takes its range (CRI-O without infra
+// containers), and around every release of a range with its pins
+// (LockPods).
+func (l Layout) PodsLock() string { return filepath.Join(string(l), "pods.lock") }
+
 // Mapping records the range the pinned user namespace maps.
 func (l Layout) Mapping(owner string) string { return filepath.Join(l.PodDir(owner), "mapping") }
 

@@ -100,10 +100,13 @@ func (l Layout) RemoveStaged(root, id string) error {
 	return nil
 }
 
-// UnpinPod drops the pod's pinned user namespace and its directory.
+// UnpinPod drops the pod's pinned namespaces (user, IPC, UTS) and its
+// directory.
 func (l Layout) UnpinPod(owner string) error {
-	if err := libuserns.Unpin(l.Pin(owner)); err != nil {
-		return err
+	for _, pin := range []string{l.PodIPC(owner), l.PodUTS(owner), l.Pin(owner)} {
+		if err := libuserns.Unpin(pin); err != nil {
+			return err
+		}
 	}
 	for _, f := range []string{l.Mapping(owner), l.PodCgroup(owner)} {
 		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {

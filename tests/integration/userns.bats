@@ -130,8 +130,8 @@ uid_map_of() {
 }
 
 @test "an app container without the annotation joins its pod's user namespace; one that asks for the host's is refused" {
-	# As under CRI-O, which copies no pod annotation to containers, or a
-	# containerd handler without pod_annotations: only the sandbox asks.
+	# As under a containerd handler without pod_annotations (CRI-O copies
+	# them into every container): only the sandbox asks.
 	sb=$(pooled_bundle sandbox)
 	as_pod "$sb" sandbox sandbox
 	start_container "$sb" sandbox
