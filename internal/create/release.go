@@ -1,9 +1,11 @@
 package create
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -81,6 +83,34 @@ func (a *Call) ReleaseDeleted(root, id string, stamp *oci.Stamp) error {
 		return fmt.Errorf("container %s: deleted, but releasing what it held failed: %w (fix the cause, then delete it again or run `runc-userns pool gc`, which returns %s's range once none of its containers is alive)", id, err, pod)
 	}
 	return nil
+}
+
+// createWait bounds how long a delete waits for a create of the same ID
+// that still runs (AwaitCreate): runc create itself, on a loaded node.
+var createWait = 30 * time.Second
+
+// AwaitCreate: err, from ReleaseDeleted, says a create of container id
+// still held its marker, or made the container meanwhile. A runc create
+// whose wrapper was killed goes on alone while its caller, told the create
+// failed, deletes (containerd's shim does at once, and never again): the
+// delete waits for that create to end, up to createWait, and reports
+// whether the caller should run runc's delete again and release what the
+// create made. Otherwise the container would stay created, its init
+// holding the marker, its range, pin and staging mounts, with no one left
+// to delete it.
+func (a *Call) AwaitCreate(root, id string, stamp *oci.Stamp, err error) bool {
+	switch {
+	case errors.Is(err, state.ErrRuncHas):
+		return true
+	case !errors.Is(err, state.ErrMarkerBusy):
+		return false
+	}
+	stateDir := a.Cfg.StateDir
+	if stamp != nil {
+		stateDir = stamp.StateDir
+	}
+	a.Log.Infof("container %s: a create of it still runs: waiting up to %s for it to end, to delete what it makes", id, createWait)
+	return state.Layout(stateDir).AwaitCreate(root, id, createWait)
 }
 
 // releaseEarlier releases, in the stateDir it names, the container an

@@ -635,3 +635,22 @@ regenerate() {
 	wrapper delete --force same
 	nothing_left "delete after a killed create"
 }
+
+@test "a delete while the runc create of a killed wrapper still runs: it waits for the create, then deletes and releases what it made" {
+	# The chaos run's leak (issue 51): containerd's shim gets the killed
+	# create's status at once and deletes, while the runc it started
+	# still creates (a createRuntime hook makes it slow here). That delete
+	# found nothing, released nothing and gave up; the created container
+	# then stayed, its init holding the marker, range and staging.
+	b=$(pooled_bundle slow)
+	update_config "$b" '.hooks.createRuntime = [{"path": "/bin/sleep", "args": ["sleep", "3"]}]'
+	status=0
+	env RUNC_USERNS_TEST_KILL_AT=runc-started "$FAULTS_WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" slow \
+		</dev/null >"$TESTDIR/slow.out" 2>&1 || status=$?
+	[ "$status" = 137 ] || fail "create was not killed: status $status, $(cat "$TESTDIR/slow.out")"
+	pgrep -f -- "create --bundle $b slow\$" >/dev/null || fail "runc create is not running any more: the test proves nothing"
+	run -0 wrapper delete --force slow
+	! pgrep -f -- "create --bundle $b slow\$" >/dev/null
+	[ ! -e "$RUNC_ROOT/slow" ]
+	nothing_left "delete during the create"
+}
