@@ -230,16 +230,17 @@ done
 for i in $(seq 10); do
 	left=$(crictl pods -q 2>/dev/null) || continue
 	[ -n "$left" ] || break
-	n=0
+	# Not a bare wait: containerd and the killer are jobs of this shell.
+	rms=()
 	for p in $left; do
 		(
 			crictl stopp "$p" >/dev/null 2>&1 || echo "$(date +%T.%3N) stopp $p failed (try $i)" >>"$OUT/events"
 			crictl rmp -f "$p" >/dev/null 2>&1 || echo "$(date +%T.%3N) rmp $p failed (try $i)" >>"$OUT/events"
 		) &
-		n=$((n + 1))
-		[ $((n % WAVE)) != 0 ] || wait
+		rms+=($!)
+		[ $((${#rms[@]} % WAVE)) != 0 ] || wait_pids "${rms[@]}"
 	done
-	wait
+	[ ${#rms[@]} = 0 ] || wait_pids "${rms[@]}"
 done
 kill "$KILLER_PID"
 wait "$KILLER_PID" || true
