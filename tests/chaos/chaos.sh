@@ -238,7 +238,10 @@ for i in $(seq 10); do
 			crictl rmp -f "$p" >/dev/null 2>&1 || echo "$(date +%T.%3N) rmp $p failed (try $i)" >>"$OUT/events"
 		) &
 		rms+=($!)
-		[ $((${#rms[@]} % WAVE)) != 0 ] || wait_pids "${rms[@]}"
+		if [ ${#rms[@]} = "$WAVE" ]; then
+			wait_pids "${rms[@]}"
+			rms=()
+		fi
 	done
 	[ ${#rms[@]} = 0 ] || wait_pids "${rms[@]}"
 done
