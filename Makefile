@@ -46,7 +46,7 @@ ETCD_VERSION ?= v3.6.4
 CRITEST_VERSION ?= v1.34.0
 CRITEST := $(CACHE)/critest-$(CRITEST_VERSION)/critest
 
-.PHONY: all build build-faults lint-bats install demo test unit integration integration-runc11 integration-upstream integration-containerd test-k8s test-critest fuzz bench deps deps-upstream deps-crictl deps-containerd deps-k8s deps-critest lint clean help
+.PHONY: all build build-faults lint-bats install demo test unit integration integration-runc11 integration-upstream integration-containerd test-k8s test-critest chaos chaos-short fuzz bench deps deps-upstream deps-crictl deps-containerd deps-k8s deps-critest lint clean help
 
 all: build ## Build bin/runc-userns (default)
 
@@ -142,6 +142,18 @@ test-k8s: build deps-upstream deps-crictl deps-containerd deps-k8s ## The Kubern
 test-critest: build deps-crictl deps-containerd deps-critest ## critest under containerd $(CONTAINERD17_VERSION) and runc 1.1.5: plain runc, then runc-userns under mode annotation (the same passes) and always (README's by-design failures only)
 	PATH=$(CONTAINERD17):$$PATH CONTAINERD_VERSION=$(CONTAINERD17_VERSION) REAL_RUNC=/usr/sbin/runc CRITEST=$(CRITEST) GO=$(GO) \
 		bats --print-output-on-failure tests/critest
+
+# The chaos run (tests/chaos/chaos.sh): pods at density under containerd
+# 1.7 and runc 1.1.5 while wrapper calls are SIGKILLed at random,
+# containerd restarts and the stateDir fills up. SEED=N replays a run.
+SEED ?=
+CHAOS_ENV := PATH=$(CONTAINERD17):$$PATH CONTAINERD_VERSION=$(CONTAINERD17_VERSION) REAL_RUNC=/usr/sbin/runc SEED=$(SEED)
+
+chaos: build deps-crictl deps-containerd ## The chaos run: 100 pods in waves of 16 under random kills of the wrapper, 2 containerd restarts and a full stateDir; nothing may leak or overlap (SEED=N replays a run)
+	$(CHAOS_ENV) ./tests/chaos/chaos.sh
+
+chaos-short: build deps-crictl deps-containerd ## The chaos run's short form: 20 pods in waves of 10, 1 containerd restart (SEED=N replays a run)
+	$(CHAOS_ENV) CHAOS_PODS=20 CHAOS_WAVE=10 CHAOS_RESTARTS=1 ./tests/chaos/chaos.sh
 
 clean: ## Remove build outputs
 	rm -rf bin

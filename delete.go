@@ -22,29 +22,36 @@ func (a *app) delete() int {
 	if err != nil {
 		return a.Fail(err)
 	}
-	stamp, has := a.Call.DeleteStamp(root, id)
-	if has && stamp == nil {
-		// runc has it and we never edited it (every spec we edit
-		// carries a verified stamp): nothing of ours to release.
-		return a.Exec()
-	}
-	a.Phases.Mark("state")
-	status := a.Run()
-	a.Phases.Mark("runc")
-	if _, err := os.Stat(filepath.Join(root, id, "state.json")); err == nil {
-		return status // runc still has it (e.g. running, no --force)
-	}
-	if err := a.Call.ReleaseDeleted(root, id, stamp); err != nil {
-		if status == 0 {
-			return a.Fail(err)
+	// A second round only when a create of the ID still ran: its wrapper
+	// was killed, its runc was not (Call.AwaitCreate).
+	for round := 0; ; round++ {
+		stamp, has := a.Call.DeleteStamp(root, id)
+		if has && stamp == nil {
+			// runc has it and we never edited it (every spec we edit
+			// carries a verified stamp): nothing of ours to release.
+			return a.Exec()
 		}
-		a.Log.Warn(err)
+		a.Phases.Mark("state")
+		status := a.Run()
+		a.Phases.Mark("runc")
+		if _, err := os.Stat(filepath.Join(root, id, "state.json")); err == nil {
+			return status // runc still has it (e.g. running, no --force)
+		}
+		if err := a.Call.ReleaseDeleted(root, id, stamp); err != nil {
+			if round == 0 && a.Call.AwaitCreate(root, id, stamp, err) {
+				continue
+			}
+			if status == 0 {
+				return a.Fail(err)
+			}
+			a.Log.Warn(err)
+			return status
+		}
+		a.Phases.Mark("release")
+		a.Log.Debugf("container %s: delete took %s", id, a.Phases)
+		if status == 0 {
+			a.Sink.Commit()
+		}
 		return status
 	}
-	a.Phases.Mark("release")
-	a.Log.Debugf("container %s: delete took %s", id, a.Phases)
-	if status == 0 {
-		a.Sink.Commit()
-	}
-	return status
 }

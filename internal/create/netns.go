@@ -144,8 +144,9 @@ var netjoinMarker = []byte(`\"netns\":`)
 // root from the container itself: the stamp on its spec, which runc's
 // state keeps, names the state dir that holds the record, once it verifies
 // with the configured stateDir's key (a call with no environment reads the
-// operator's config at its default path). A container whose stamp says the
-// wrapper entered its network namespace is exec'd in that namespace or not
+// operator's config at its default path), or with that of the state dir
+// it names when that one is root-owned and private (verifyOwnStamp). A
+// container whose stamp says the wrapper entered its network namespace is exec'd in that namespace or not
 // at all, never in the host's. Containers we did not edit that way cost
 // one read of their state.json.
 func (a *Call) NetjoinOf(root, id string) (nj netns.Record, found bool, err error) {
@@ -160,7 +161,7 @@ func (a *Call) NetjoinOf(root, id string) (nj netns.Record, found bool, err erro
 	v, _ := st.Annotation(oci.AnnotationStamp)
 	stamp, err := oci.DecodeStamp(v)
 	if err == nil {
-		err = a.verifyStamp(stamp, oci.Binding{ID: id, Root: root}, false)
+		_, err = a.verifyOwnStamp(stamp, oci.Binding{ID: id, Root: root}, false)
 	}
 	if err != nil {
 		return netns.Record{}, false, fmt.Errorf("its %s annotation does not verify (%w): refusing to exec a process that might land in the host's network namespace; delete and recreate the container", oci.AnnotationStamp, err)

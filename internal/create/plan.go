@@ -2,14 +2,15 @@ package create
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/runc-userns/runc-userns/internal/admin"
 	"github.com/runc-userns/runc-userns/internal/fault"
 	"github.com/runc-userns/runc-userns/internal/oci"
 	"github.com/runc-userns/runc-userns/internal/runc"
-	"github.com/runc-userns/runc-userns/internal/state"
 	"github.com/runc-userns/runc-userns/libuserns"
 	"github.com/runc-userns/runc-userns/netns"
 	"github.com/runc-userns/runc-userns/nsjoin"
@@ -60,10 +61,15 @@ func (c *creation) plan(s *specs.Spec) error {
 	if stamp.Mounts, err = json.Marshal(s.Mounts); err != nil {
 		return err
 	}
-	// What a killed create of this ID left mounted, before anything is
-	// staged again (at the tail only a fast detach runs: state.DetachStaged).
-	if err := state.DetachStaged(c.lay.ContainerDir(c.root, c.id), true); err != nil {
-		return err
+	// What an earlier container of this ID left, before anything is staged
+	// again: runc does not have it (AcquireInflight), so its staging is
+	// stale, whatever left it (a create killed, a delete lost or run under
+	// another config). Detached and removed, not only detached: a staging
+	// entry left as a directory where this create stages a file (or the
+	// reverse) fails its move_mount with EINVAL. (At the tail only a fast
+	// detach runs: state.DetachStaged.)
+	if err := admin.RemoveLeftovers(c.lay, c.root, c.id); err != nil {
+		return fmt.Errorf("what an earlier container of this ID left in %s: %w; nothing was created", c.lay.ContainerDir(c.root, c.id), err)
 	}
 	c.p.undo = append(c.p.undo, func() error { return c.lay.RemoveStaged(c.root, c.id) })
 	// A container:<ID> reference first: joining the target's PID namespace

@@ -1,9 +1,11 @@
 package create
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -17,16 +19,21 @@ import (
 
 // DeleteStamp reads the verified stamp of container id from runc's state
 // (has: runc has the container). A stamp that does not verify is logged
-// and ignored (nil). With no operator config on this call (podman passes
-// no environment), the runc that created the container deletes it.
+// and ignored (nil). One written under another config's stateDir verifies
+// with that stateDir's key, when it is root-owned and private
+// (verifyOwnStamp), and is released there. With no operator config on
+// this call (podman passes no environment), the runc that created the
+// container deletes it, unless the stamp verified only with another
+// stateDir's key (oci.ForeignStampKey: no runtime to execute from it).
 func (a *Call) DeleteStamp(root, id string) (stamp *oci.Stamp, has bool) {
 	st, err := runc.ReadState(root, id)
 	if err != nil {
 		return nil, false
 	}
+	foreign := false
 	if v, ok := st.Annotation(oci.AnnotationStamp); ok {
 		if stamp, err = oci.DecodeStamp(v); err == nil {
-			err = a.verifyStamp(stamp, oci.Binding{ID: id, Root: root}, false)
+			foreign, err = a.verifyOwnStamp(stamp, oci.Binding{ID: id, Root: root}, false)
 		}
 		if err != nil {
 			hint := ""
@@ -39,7 +46,10 @@ func (a *Call) DeleteStamp(root, id string) (stamp *oci.Stamp, has bool) {
 			stamp = nil
 		}
 	}
-	if stamp != nil && a.Cfg.Path == "" && stamp.Runtime != "" && stamp.Runtime != a.Runtime && executable(stamp.Runtime) {
+	if foreign {
+		a.Log.Infof("container %s: its stamp was written for stateDir %s (this call's config %s names %s): what it held is released there", id, stamp.StateDir, configName(a.Cfg), a.Cfg.StateDir)
+	}
+	if stamp != nil && !foreign && a.Cfg.Path == "" && stamp.Runtime != "" && stamp.Runtime != a.Runtime && executable(stamp.Runtime) {
 		a.Runtime = stamp.Runtime
 	}
 	return stamp, true
@@ -73,6 +83,51 @@ func (a *Call) ReleaseDeleted(root, id string, stamp *oci.Stamp) error {
 		return fmt.Errorf("container %s: deleted, but releasing what it held failed: %w (fix the cause, then delete it again or run `runc-userns pool gc`, which returns %s's range once none of its containers is alive)", id, err, pod)
 	}
 	return nil
+}
+
+// createWait bounds how long a delete waits for a create of the same ID
+// that still runs (AwaitCreate): runc create itself, on a loaded node.
+var createWait = 30 * time.Second
+
+// AwaitCreate: err, from ReleaseDeleted, says a create of container id
+// still held its marker, or made the container meanwhile. A runc create
+// whose wrapper was killed goes on alone while its caller, told the create
+// failed, deletes (containerd's shim does at once, and never again): the
+// delete waits for that create to end, up to createWait, and reports
+// whether the caller should run runc's delete again and release what the
+// create made. Otherwise the container would stay created, its init
+// holding the marker, its range, pin and staging mounts, with no one left
+// to delete it.
+func (a *Call) AwaitCreate(root, id string, stamp *oci.Stamp, err error) bool {
+	switch {
+	case errors.Is(err, state.ErrRuncHas):
+		return true
+	case !errors.Is(err, state.ErrMarkerBusy):
+		return false
+	}
+	stateDir := a.Cfg.StateDir
+	if stamp != nil {
+		stateDir = stamp.StateDir
+	}
+	a.Log.Infof("container %s: a create of it still runs: waiting up to %s for it to end, to delete what it makes", id, createWait)
+	return state.Layout(stateDir).AwaitCreate(root, id, createWait)
+}
+
+// releaseEarlier releases, in the stateDir it names, the container an
+// earlier create of the bundle made under another config (its stamp,
+// verified with that stateDir's key: verifyOwnStamp), once runc no longer
+// has it: its delete ran under a config that named neither stateDir, or
+// was lost. What cannot be released is logged: it is `pool gc`'s then,
+// and the create goes on in the configured stateDir.
+func (a *Call) releaseEarlier(st *oci.Stamp) {
+	if state.RuncHas(st.Root, st.ID) {
+		return // its own delete releases it
+	}
+	if err := a.ReleaseDeleted(st.Root, st.ID, st); err != nil {
+		a.Log.Warnf("container %s: the earlier container %s of its bundle, created for stateDir %s: %v", a.Inv.ID, st.ID, st.StateDir, err)
+		return
+	}
+	a.Log.Infof("container %s: released what the earlier container %s of its bundle held in stateDir %s (its stamp names it; this call's config %s names %s)", a.Inv.ID, st.ID, st.StateDir, configName(a.Cfg), a.Cfg.StateDir)
 }
 
 // release detaches a container's staging mount and takes it out of its

@@ -31,8 +31,12 @@ func (a *Call) createPlan(doc *oci.Document, bundle string) (req oci.Request, wa
 		a.Log.Warnf("container %s: unknown annotation %s ignored (known: %s, %s, %s)", id, k, oci.AnnotationUserns, oci.AnnotationPIDNamespace, oci.AnnotationIdmapSkip)
 	}
 	if req.Stamp != nil {
-		if err := a.verifyStamp(req.Stamp, oci.Binding{Bundle: bundle}, true); err != nil {
+		foreign, err := a.verifyOwnStamp(req.Stamp, oci.Binding{Bundle: bundle}, true)
+		if err != nil {
 			return req, false, false, a.stampRefused(req.Stamp, err)
+		}
+		if foreign {
+			a.releaseEarlier(req.Stamp)
 		}
 		undoStamp(doc.Spec, req.Stamp)
 		a.Log.Debugf("container %s: undid the edits of an earlier create of bundle %s", id, bundle)

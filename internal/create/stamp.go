@@ -13,16 +13,42 @@ import (
 )
 
 // verifyStamp checks a stamp's MAC with this node's key, the configured
-// stateDir's (never with a key from the directory the stamp names: that
-// is the pod author's to write, a root-owned file of 32 bytes in a volume
-// of a pod that runs as host root would do), and that it was written for
-// container b (oci.Stamp.Verify; bound: not a stamp of an earlier release).
+// stateDir's (never with a key from a directory the pod author could
+// write: a root-owned file of 32 bytes in a volume of a pod that runs as
+// host root would do), and that it was written for container b
+// (oci.Stamp.Verify; bound: not a stamp of an earlier release).
 func (a *Call) verifyStamp(st *oci.Stamp, b oci.Binding, bound bool) error {
 	key, err := oci.StampKey(a.Cfg.StateDir, false)
 	if err != nil {
 		return err
 	}
 	return st.Verify(key, b, bound)
+}
+
+// verifyOwnStamp is verifyStamp for the container's own stamp, at its
+// delete, exec or re-create: one that names another stateDir than the
+// configured one (written under another config: podman runs delete with
+// no environment, and a restart's create may get another config than the
+// first) verifies with that stateDir's key instead, when that stateDir and
+// its key are root-owned and private as a configured one is
+// (oci.ForeignStampKey). foreign says so: what the stamp names is then
+// that stateDir's to release. A join of another container's namespaces
+// takes only this node's stamps (verifyStamp): its pod is in the
+// configured pool.
+func (a *Call) verifyOwnStamp(st *oci.Stamp, b oci.Binding, bound bool) (foreign bool, err error) {
+	err = a.verifyStamp(st, b, bound)
+	sd := filepath.Clean(st.StateDir)
+	if err == nil || st.StateDir == "" || sd == a.Cfg.StateDir || errors.Is(err, oci.ErrCopiedStamp) || errors.Is(err, oci.ErrUnboundStamp) {
+		return false, err
+	}
+	key, kerr := oci.ForeignStampKey(sd)
+	if kerr != nil {
+		return false, fmt.Errorf("%w; it names stateDir %s, whose key is not taken: %w", err, sd, kerr)
+	}
+	if err := st.Verify(key, b, bound); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // stampRefused is create's error for a bundle whose config.json carries a

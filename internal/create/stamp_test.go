@@ -13,20 +13,31 @@ import (
 	"github.com/runc-userns/runc-userns/netns"
 )
 
-// A stamp is verified with the configured stateDir's key only: the
-// directory a stamp names is the pod author's to choose, and so is a key
-// file there.
+// A stamp is verified with the configured stateDir's key; the container's
+// own stamp (verifyOwnStamp: delete, exec, re-create) also with the key of
+// the stateDir it names, but only when that directory and its key are
+// root-owned and private. A join of another container (verifyStamp) takes
+// only the configured key.
 func TestVerifyStamp(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("stamp keys must be root-owned: needs root")
 	}
-	node, elsewhere := t.TempDir(), t.TempDir()
-	nodeKey, err := oci.StampKey(node, true)
-	if err != nil {
-		t.Fatal(err)
+	node, elsewhere, open, nobodys := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	key := func(dir string) []byte {
+		k, err := oci.StampKey(dir, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
 	}
-	otherKey, err := oci.StampKey(elsewhere, true)
-	if err != nil {
+	nodeKey, otherKey, openKey, nobodysKey := key(node), key(elsewhere), key(open), key(nobodys)
+	// t.TempDir's are 0755: a stateDir is 0711.
+	for _, dir := range []string{node, elsewhere, nobodys} {
+		if err := os.Chmod(dir, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chown(nobodys, 65534, 65534); err != nil {
 		t.Fatal(err)
 	}
 	signed := func(dir string, key []byte) *oci.Stamp {
@@ -34,26 +45,40 @@ func TestVerifyStamp(t *testing.T) {
 		st.Sign(key)
 		return st
 	}
+	copied := signed(elsewhere, otherKey)
+	copied.ID = "q"
+	copied.Sign(otherKey)
 	cases := []struct {
 		name     string
 		stateDir string // configured
 		stamp    *oci.Stamp
-		ok       bool
+		ok       bool // verifyStamp
+		own      bool // verifyOwnStamp
+		foreign  bool
 	}{
-		{"this node's", node, signed(node, nodeKey), true},
-		{"signed with a key in the directory it names", node, signed(elsewhere, otherKey), false},
-		{"no key in the configured stateDir", t.TempDir(), signed(elsewhere, otherKey), false},
-		{"this node's key, another stateDir named", node, signed(elsewhere, nodeKey), true},
+		{"this node's", node, signed(node, nodeKey), true, true, false},
+		{"signed with the key of the private stateDir it names", node, signed(elsewhere, otherKey), false, true, true},
+		{"no key in the configured stateDir", t.TempDir(), signed(elsewhere, otherKey), false, true, true},
+		{"this node's key, another stateDir named", node, signed(elsewhere, nodeKey), true, true, false},
+		{"the stateDir it names is readable by others", node, signed(open, openKey), false, false, false},
+		{"the stateDir it names is not root's", node, signed(nobodys, nobodysKey), false, false, false},
+		{"the stateDir it names has another key", node, signed(elsewhere, nodeKey[:16]), false, false, false},
+		{"written for another container", node, copied, false, false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a := &Call{Cfg: &config.Config{StateDir: c.stateDir}}
-			err := a.verifyStamp(c.stamp, oci.Binding{ID: "p", Root: "/run/runc", Bundle: "/b"}, true)
+			b := oci.Binding{ID: "p", Root: "/run/runc", Bundle: "/b"}
+			err := a.verifyStamp(c.stamp, b, true)
 			if (err == nil) != c.ok {
 				t.Fatalf("verifyStamp: %v, want ok %v", err, c.ok)
 			}
-			if err != nil && !errors.Is(err, oci.ErrForgedStamp) && !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("verifyStamp: %v: neither forged nor a missing key", err)
+			if err != nil && !errors.Is(err, oci.ErrForgedStamp) && !errors.Is(err, oci.ErrCopiedStamp) && !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("verifyStamp: %v: neither forged, copied nor a missing key", err)
+			}
+			foreign, err := a.verifyOwnStamp(c.stamp, b, true)
+			if (err == nil) != c.own || foreign != c.foreign {
+				t.Fatalf("verifyOwnStamp: foreign %v, %v; want ok %v, foreign %v", foreign, err, c.own, c.foreign)
 			}
 		})
 	}

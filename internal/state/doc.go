@@ -98,6 +98,11 @@
 //   - SweepInflight removes only markers nobody holds whose container
 //     runc does not have, and only once what their create left (a
 //     container:<ID> target's pins, staging mounts) is detached.
+//   - A delete that finds no state.json while a create of the ID still
+//     holds the marker (its wrapper was killed, its runc goes on alone)
+//     waits for that create to end (AwaitCreate), then deletes and
+//     releases what it made: the caller (containerd's shim) deletes
+//     once, at once, and never again.
 //   - Release is idempotent: RemoveStaged, UnpinPod and RemoveInflight of
 //     what is gone succeed. Nothing is removed with os.RemoveAll: a
 //     staging entry could still be a mount of the container's image or of

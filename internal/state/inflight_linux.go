@@ -162,7 +162,7 @@ func RuncHas(root, id string) bool {
 // state dir: a delete of a container the wrapper never saw) it makes
 // nothing and returns a nil file.
 func (l Layout) HoldForRelease(root, id string) (*os.File, error) {
-	errAgain := errors.New("runc has it again (a create of the same ID ran meanwhile): nothing was released; delete it again")
+	errAgain := fmt.Errorf("%w again (a create of the same ID ran meanwhile): nothing was released; delete it again", ErrRuncHas)
 	if _, err := os.Lstat(l.InflightDir()); errors.Is(err, os.ErrNotExist) {
 		if RuncHas(root, id) {
 			return nil, errAgain
@@ -174,9 +174,29 @@ func (l Layout) HoldForRelease(root, id string) (*os.File, error) {
 	case errors.Is(err, ErrRuncHas):
 		return nil, errAgain
 	case errors.Is(err, ErrMarkerBusy):
-		return nil, fmt.Errorf("a create or another delete of it is still running (its in-flight marker %s is locked): nothing was released; delete it again once that has ended", l.Inflight(root, id))
+		return nil, fmt.Errorf("a create or another delete of it is still running (its in-flight marker %s is locked: %w): nothing was released; delete it again once that has ended", l.Inflight(root, id), ErrMarkerBusy)
 	}
 	return f, err
+}
+
+// AwaitCreate waits up to wait for a create of container id that holds
+// its marker to end: runc has the container then, or nobody holds the
+// marker (the create failed, or let go of it). A runc create whose
+// wrapper was killed goes on alone, and its caller, told the create
+// failed, deletes at once (containerd's shim does): such a delete finds
+// nothing yet (HoldForRelease fails), and waits here to delete what the
+// create makes. It reports whether the create ended.
+func (l Layout) AwaitCreate(root, id string, wait time.Duration) bool {
+	deadline := time.Now().Add(wait)
+	for {
+		if RuncHas(root, id) || !InflightBusy(l.Inflight(root, id)) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // WriteInflight records the claim in the marker (under the pool's lock:

@@ -134,13 +134,14 @@ func TestHoldForRelease(t *testing.T) {
 		held      time.Duration // how long another holder keeps the marker; <0: never taken
 		runcHasIt bool
 		wantErr   bool
+		sentinel  error // what the error wraps, for delete's AwaitCreate
 	}{
 		{name: "no marker directory: nothing made, nothing held", held: -2},
 		{name: "no marker", held: -1},
 		{name: "marker nobody holds", held: 0},
 		{name: "an init that lets go within the wait", held: 10 * time.Millisecond},
-		{name: "a create still in flight", held: time.Hour, wantErr: true},
-		{name: "runc has it", held: -1, runcHasIt: true, wantErr: true},
+		{name: "a create still in flight", held: time.Hour, wantErr: true, sentinel: ErrMarkerBusy},
+		{name: "runc has it", held: -1, runcHasIt: true, wantErr: true, sentinel: ErrRuncHas},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -176,6 +177,9 @@ func TestHoldForRelease(t *testing.T) {
 			if err != nil {
 				if !strings.Contains(err.Error(), "nothing was released") {
 					t.Errorf("HoldForRelease: %v: does not say nothing was released", err)
+				}
+				if !errors.Is(err, tt.sentinel) {
+					t.Errorf("HoldForRelease: %v: does not wrap %v", err, tt.sentinel)
 				}
 				return
 			}
@@ -345,5 +349,56 @@ func TestProcessAlive(t *testing.T) {
 	_ = cmd.Wait()
 	if ProcessAlive(pid, st.StartTime) {
 		t.Errorf("ProcessAlive(%d) of a reaped process = true, want false", pid)
+	}
+}
+
+// AwaitCreate: a delete waits for a create that holds the marker, until
+// runc has the container or nobody holds the marker, and no longer than
+// its wait.
+func TestAwaitCreate(t *testing.T) {
+	tests := []struct {
+		name      string
+		held      time.Duration // how long the create holds the marker; 0: not at all
+		runcHasIt bool
+		want      bool
+	}{
+		{name: "no create", want: true},
+		{name: "a create that ends within the wait", held: 30 * time.Millisecond, want: true},
+		{name: "a create that outlasts the wait", held: time.Hour, want: false},
+		{name: "runc has it (its init holds the marker)", held: time.Hour, runcHasIt: true, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lay, root := inflightEnv(t, "c1", false)
+			if tt.held > 0 {
+				f, err := lay.AcquireInflight(root, "c1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				timer := time.AfterFunc(tt.held, func() { f.Close() })
+				defer func() {
+					if timer.Stop() {
+						f.Close()
+					}
+				}()
+			}
+			if tt.runcHasIt {
+				if err := os.MkdirAll(filepath.Join(root, "c1"), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(root, "c1", "state.json"), []byte("{}"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Long enough for a loaded machine where it ends in time;
+			// short where it must give up.
+			wait := 10 * time.Second
+			if !tt.want {
+				wait = 300 * time.Millisecond
+			}
+			if got := lay.AwaitCreate(root, "c1", wait); got != tt.want {
+				t.Errorf("AwaitCreate = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

@@ -588,3 +588,69 @@ killed_joiner() {
 	wrapper delete --force target
 	nothing_left "the deletes"
 }
+
+# regenerate BUNDLE JQ-FILTER: config.json again from the bundle's first
+# one (config.orig), edited by JQ-FILTER, as a CRI implementation writes a
+# fresh spec for each create.
+regenerate() {
+	jq "$2" "$1/config.orig" >"$1/config.json"
+}
+
+@test "a create clears what an earlier container of its ID left: a lost delete, a killed create" {
+	mkdir -p "$TESTDIR/vol/dir"
+	echo dir >"$TESTDIR/vol/dir/what"
+	echo file >"$TESTDIR/vol/file"
+	b=$(pooled_bundle same)
+	cp "$b/config.json" "$b/config.orig"
+	# The same index each time, at a destination of its own (runc makes
+	# the mount point in the rootfs, which the creates share).
+	at() { echo '.mounts += [{"destination": "/v'"$1"'", "type": "bind", "source": "'"$TESTDIR/vol/$1"'", "options": ["bind"]}]'; }
+	regenerate "$b" "$(at file)"
+	start_container "$b" same
+	[ "$(cexec same cat /vfile)" = file ]
+	# A delete lost (runc's own, or one under a config that named another
+	# stateDir): runc no longer has the container, its staging directories
+	# and range are still there.
+	plain_runc delete --force same
+	[ -d "$(container_dir same)" ]
+	# The same ID again, the same mount now a directory: what runc 1.1's
+	# staging left for the file (mounts/N, a file) is no place for it.
+	regenerate "$b" "$(at dir)"
+	start_container "$b" same
+	[ "$(cexec same cat /vdir/what)" = dir ]
+	[ -z "$(staging_mounts)" ]
+	only_pod same
+	wrapper delete --force same
+	nothing_left "delete after a lost delete"
+
+	# Killed with its staging attached: the next create of the ID detaches
+	# and removes it before it stages the file where the directory was.
+	kill_at staged same "$b"
+	[ -n "$(staging_mounts)" ]
+	regenerate "$b" "$(at file)"
+	start_container "$b" same
+	[ "$(cexec same cat /vfile)" = file ]
+	[ -z "$(staging_mounts)" ]
+	only_pod same
+	wrapper delete --force same
+	nothing_left "delete after a killed create"
+}
+
+@test "a delete while the runc create of a killed wrapper still runs: it waits for the create, then deletes and releases what it made" {
+	# The chaos run's leak (issue 51): containerd's shim gets the killed
+	# create's status at once and deletes, while the runc it started
+	# still creates (a createRuntime hook makes it slow here). That delete
+	# found nothing, released nothing and gave up; the created container
+	# then stayed, its init holding the marker, range and staging.
+	b=$(pooled_bundle slow)
+	update_config "$b" '.hooks.createRuntime = [{"path": "/bin/sleep", "args": ["sleep", "3"]}]'
+	status=0
+	env RUNC_USERNS_TEST_KILL_AT=runc-started "$FAULTS_WRAPPER" --root "$RUNC_ROOT" create --bundle "$b" slow \
+		</dev/null >"$TESTDIR/slow.out" 2>&1 || status=$?
+	[ "$status" = 137 ] || fail "create was not killed: status $status, $(cat "$TESTDIR/slow.out")"
+	pgrep -f -- "create --bundle $b slow\$" >/dev/null || fail "runc create is not running any more: the test proves nothing"
+	run -0 wrapper delete --force slow
+	! pgrep -f -- "create --bundle $b slow\$" >/dev/null
+	[ ! -e "$RUNC_ROOT/slow" ]
+	nothing_left "delete during the create"
+}

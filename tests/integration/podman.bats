@@ -184,6 +184,12 @@ teardown() {
 	PD_DRIVER=overlay pd rm -a -f -t 0 >/dev/null 2>&1 || true
 	PD_DRIVER=vfs pd rm -a -f -t 0 >/dev/null 2>&1 || true
 	write_pd_config '{}'
+	rm -f "$PD/conf.d/zz-conmon-env.conf"
+	if [ -f "$PD/alt.json" ]; then
+		[ "$(alt_pool | jq length)" = 0 ] || leaks+="entries left in the pool of $PD/alt.json: $(alt_pool); "
+		[ -z "$(in_ns awk -v d="$PD/alt-state/" 'index($5, d) == 1' /proc/self/mountinfo)" ] || leaks+="mounts left under $PD/alt-state; "
+		rm -f "$PD/alt.json"
+	fi
 	local n
 	n=$(pd_pool | jq length)
 	[ "$n" = 0 ] || leaks+="pool entries left: $(pd_pool); "
@@ -238,6 +244,11 @@ write_pd_config() {
 # config at its default path (no RUNC_USERNS_CONFIG).
 pd_pool() {
 	in_ns env -u RUNC_USERNS_CONFIG "$WRAPPER" pool ls --json
+}
+
+# alt_pool: the pool of the config at $PD/alt.json as JSON.
+alt_pool() {
+	in_ns env RUNC_USERNS_CONFIG="$PD/alt.json" "$WRAPPER" pool ls --json
 }
 
 # lifecycle RUNTIME: a detached container through RUNTIME taken through
@@ -597,4 +608,34 @@ LOOK='id -u; stat -c "%n %u:%g %a" / /etc /etc/hostname /etc/hosts /etc/passwd /
 	[[ "$output" != *unmarshal* ]]
 	run -0 pd_pool
 	[ "$(echo "$output" | jq length)" = 1 ]
+}
+
+@test "a config passed only through conmon_env_vars (another stateDir than the default config's): restart with a volume and rm leave its pool empty" {
+	# podman runs create with conmon's environment, delete with none: the
+	# delete reads the config at the default path, whose stateDir is not
+	# the one the container was created in. The same pool range: no pod
+	# runs under the default config meanwhile.
+	jq --arg state "$PD/alt-state" '.stateDir = $state' "$PD/etc-runc-userns/config.json" >"$PD/alt.json"
+	cat >"$PD/conf.d/zz-conmon-env.conf" <<-EOF
+		[engine]
+		conmon_env_vars = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "RUNC_USERNS_CONFIG=$PD/alt.json"]
+	EOF
+	prun runc-userns -d --name cv -v "$VOL:/vol" --annotation runc-userns.io/userns=auto localhost/busybox sleep 1000 >/dev/null
+	[ "$(alt_pool | jq length)" = 1 ]
+	[ "$(pd_pool | jq length)" = 0 ]
+	run -0 pd exec cv cat /proc/self/uid_map /vol/root-file
+	[ "$(echo $output)" = "0 $POOL_BASE 65536 root" ]
+	# restart: podman's cleanup deletes with no environment, then creates
+	# the same ID again with conmon's; what the first create staged for
+	# /etc/hostname and the volume must not be in the second's way.
+	run -0 pd restart -t 0 cv
+	run -0 pd exec cv cat /proc/self/uid_map /vol/root-file
+	[ "$(echo $output)" = "0 $POOL_BASE 65536 root" ]
+	[ "$(alt_pool | jq -c '[.[] | .members | length]')" = '[1]' ]
+	[ "$(pd_pool | jq length)" = 0 ]
+	pd rm -f -t 0 cv >/dev/null
+	[ "$(alt_pool | jq length)" = 0 ]
+	[ "$(pd_pool | jq length)" = 0 ]
+	[ -z "$(in_ns awk -v d="$PD/alt-state/" 'index($5, d) == 1' /proc/self/mountinfo)" ]
+	[ -z "$(find "$PD/alt-state/pods" "$PD/alt-state/containers" -mindepth 1 2>/dev/null)" ]
 }

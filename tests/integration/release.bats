@@ -202,3 +202,65 @@ runc_before_1_3() { [[ "$("$REAL_RUNC" --version | awk 'NR == 1 {print $3}')" ==
 	[ ! -e "$RUNC_ROOT/c1" ]
 	[ "$(pool_json | jq length)" = 0 ]
 }
+
+# other_config: $TESTDIR/other.json, the test's config but for another
+# stateDir ($TESTDIR/other), as the operator's config at the default path
+# may be while a container was created with RUNC_USERNS_CONFIG.
+other_config() {
+	jq --arg state "$TESTDIR/other" '.stateDir = $state' "$RUNC_USERNS_CONFIG" >"$TESTDIR/other.json"
+}
+
+# other_pool: the pool of $TESTDIR/other as JSON.
+other_pool() {
+	RUNC_USERNS_CONFIG=$TESTDIR/other.json "$WRAPPER" pool ls --json
+}
+
+@test "a delete under a config that names another stateDir releases in the stamp's, when that one is root-owned and private" {
+	other_config
+	b=$(pooled_bundle moved)
+	start_container "$b" moved
+	[ "$(pool_json | jq length)" = 1 ]
+	# Not private (readable by others): its key verifies nothing, nothing
+	# is released, and the warning says why and what to do.
+	chmod 0755 "$STATE_DIR"
+	RUNC_USERNS_CONFIG=$TESTDIR/other.json run -0 --separate-stderr envless_wrapper delete --force moved
+	[[ "$stderr" == *"it names stateDir $STATE_DIR, whose key is not taken"*"has mode 0755"*"pool gc"* ]] || fail "stderr: $stderr"
+	[ "$(pool_json | jq length)" = 1 ]
+	chmod 0711 "$STATE_DIR"
+	run -0 "$WRAPPER" pool gc
+	[ "$(pool_json | jq length)" = 0 ]
+
+	# Root-owned and private, as a configured stateDir: released there.
+	start_container "$b" moved
+	[ "$(pool_json | jq length)" = 1 ]
+	RUNC_USERNS_CONFIG=$TESTDIR/other.json run -0 --separate-stderr envless_wrapper --debug delete --force moved
+	[[ "$stderr" == *"written for stateDir $STATE_DIR"*"released there"* ]] || fail "stderr: $stderr"
+	[ "$(pool_json | jq length)" = 0 ]
+	[ -z "$(test_mounts)" ]
+	[ -z "$(find "$STATE_DIR/pods" "$STATE_DIR/inflight" "$STATE_DIR/containers" -mindepth 1)" ]
+	[ ! -e "$TESTDIR/other/pool.d" ]
+}
+
+@test "a create under another config than the bundle's first: the earlier container's range goes back in the stamp's stateDir" {
+	other_config
+	b=$(pooled_bundle again)
+	start_container "$b" again
+	[ "$(cexec again cat /proc/self/uid_map | awk '{print $2}')" = "$POOL_BASE" ]
+	# Its delete lost: runc no longer has it, its range is still held.
+	plain_runc delete --force again
+	[ "$(pool_json | jq length)" = 1 ]
+	# The bundle again, under the other config: its stamp verifies with
+	# the key of the stateDir it names, whose range goes back.
+	RUNC_USERNS_CONFIG=$TESTDIR/other.json "$WRAPPER" --debug --root "$RUNC_ROOT" create --bundle "$b" again \
+		</dev/null >"$TESTDIR/create.out" 2>&1 || fail "create: $(cat "$TESTDIR/create.out")"
+	output=$(cat "$TESTDIR/create.out")
+	[[ "$output" == *"released what the earlier container again of its bundle held in stateDir $STATE_DIR"* ]] || fail "create: $output"
+	[ "$(pool_json | jq length)" = 0 ]
+	[ "$(other_pool | jq -c '[.[] | .members]')" = '[["again"]]' ]
+	wrapper start again
+	[ "$(cexec again cat /proc/self/uid_map | awk '{print $2}')" = "$POOL_BASE" ]
+	RUNC_USERNS_CONFIG=$TESTDIR/other.json run -0 wrapper delete --force again
+	[ "$(other_pool | jq length)" = 0 ]
+	[ -z "$(test_mounts)" ]
+	[ -z "$(find "$STATE_DIR/pods" "$STATE_DIR/inflight" "$STATE_DIR/containers" "$TESTDIR/other/pods" "$TESTDIR/other/containers" -mindepth 1)" ]
+}
