@@ -130,11 +130,28 @@ func (l Layout) UnpinPod(owner string) error {
 // it). At no moment can anyone else search it, so no one else can hold a
 // working directory or an open file below it. A directory left by an
 // earlier create gets the same owner and mode.
+//
+// The parent, the runc root's directory, is shared: a create or delete of
+// another container of that root removes it once empty (RemoveStaged),
+// and until dir exists in it that can happen between its MkdirAll and
+// the Mkdir of dir, so the parents are made again on ENOENT (or EEXIST). Once dir
+// exists the parent is not empty and stays. Each other create or delete
+// removes it at most once, so the tries outnumber any real contention.
 func MkdirPrivate(base, dir string, gid int) error {
-	if err := MkdirTraversable(base, filepath.Dir(dir)); err != nil {
-		return err
+	var err error
+	for try := 0; try < 100; try++ {
+		if err = MkdirTraversable(base, filepath.Dir(dir)); err == nil {
+			if err = os.Mkdir(dir, 0o700); errors.Is(err, os.ErrExist) {
+				err = nil
+			}
+		}
+		// EEXIST too: MkdirAll's mkdir found the parent, which was
+		// gone by its lstat.
+		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, os.ErrExist) {
+			break
+		}
 	}
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+	if err != nil {
 		return err
 	}
 	st, err := os.Lstat(dir)
