@@ -61,10 +61,11 @@ func TestMkdirTraversable(t *testing.T) {
 	}
 }
 
-// A container directory is root's, open to the pod's root's group for
-// search only, whatever an earlier create left there. (Needs root for the
-// chown; the unit tests run as root in make test.)
-func TestMkdirPrivate(t *testing.T) {
+// privateBase gives MkdirPrivate's tests a temp dir that others can
+// search (MkdirTraversable demands it above the stateDir); it skips
+// without root, which the chown needs (make test runs as root).
+func privateBase(t *testing.T) string {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("chown needs root")
 	}
@@ -74,6 +75,14 @@ func TestMkdirPrivate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return tmp
+}
+
+// A container directory is root's, open to the pod's root's group for
+// search only, whatever an earlier create left there. (Needs root for the
+// chown; the unit tests run as root in make test.)
+func TestMkdirPrivate(t *testing.T) {
+	tmp := privateBase(t)
 	base := filepath.Join(tmp, "state")
 	cases := []struct {
 		name     string
@@ -135,15 +144,7 @@ func TestMkdirPrivate(t *testing.T) {
 // failed one in three runs with "chmod …: no such file or directory"
 // before MkdirPrivate made the parents again.)
 func TestMkdirPrivateParentRemoved(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("chown needs root")
-	}
-	tmp := t.TempDir()
-	for _, d := range []string{filepath.Dir(tmp), tmp} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tmp := privateBase(t)
 	base := filepath.Join(tmp, "state")
 	root := filepath.Join(base, "containers", "hash")
 	var removed atomic.Int64
